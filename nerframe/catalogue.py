@@ -1,0 +1,199 @@
+"""The operator catalogue: every op type nerframe knows, as one table of data.
+
+Each row names an op type, its category, the parameters it takes (with
+defaults) and, for composites, its stages. The validator (`nerframe.operators`),
+the cost kernel's dispatch codes (a row's position is its code) and the docs all
+read this table; adding an op type means adding a row here and its formula in
+`nerframe.kernels`.
+
+Parameters are written ``name`` (required) or ``name=default``; a default that
+names another parameter (``out_dim=layer_width``) copies that parameter's value.
+
+>>> import nerframe
+>>> nerframe.catalogue().filter(op_type="MLP")["category"].item()
+'COMPUTATION'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+import polars as pl
+
+CATEGORIES: tuple[str, ...] = ("SAMPLING", "ENCODING", "COMPUTATION", "BLENDING", "OPTIMIZATION")
+
+_TILING = "image_w=1280 image_h=720 tile=16"
+_HASH = "B N input_dim=3 num_levels=16 features_per_level=2 log2_hashmap_size=19"
+
+# (op_type, category, parameters, composite stages)
+_OP_TYPES: tuple[tuple[str, str, str, str], ...] = (
+    ("UniformSampler", "SAMPLING", "B N", ""),
+    ("PDFSampler", "SAMPLING", "B N", ""),
+    ("FrustumCulling", "SAMPLING", "G cull_ratio=0.5", ""),
+    ("Projection", "SAMPLING", "G", ""),
+    ("AABBIntersection", "SAMPLING", f"G {_TILING} tile_keep_ratio=0.1", ""),
+    ("OBBIntersection", "SAMPLING", f"G {_TILING} tile_keep_ratio=0.05", ""),
+    (
+        "FrustumCullingProjection",
+        "SAMPLING",
+        f"G cull_ratio=0.5 {_TILING} tile_keep_ratio=0.1",
+        "FrustumCulling Projection AABBIntersection OBBIntersection",
+    ),
+    ("HashEncoding", "ENCODING", _HASH, "IndexGeneration HashLookup Interpolation"),
+    ("IndexGeneration", "ENCODING", _HASH, ""),
+    ("HashLookup", "ENCODING", _HASH, ""),
+    ("Interpolation", "ENCODING", _HASH, ""),
+    ("PointArrange", "ENCODING", "B N input_dim=3", ""),
+    ("RFFEncoding", "ENCODING", "B N input_dim=3 num_features=256 use_sin_cos=true", ""),
+    (
+        "MLP",
+        "COMPUTATION",
+        "B N in_dim num_layers layer_width out_dim=layer_width skip_connections=[] use_bias=true",
+        "",
+    ),
+    ("SphericalHarmonics", "COMPUTATION", "B N degree=4", ""),
+    ("RGBRenderer", "BLENDING", "B N", ""),
+    ("DensityRenderer", "BLENDING", "B N", ""),
+    ("Sorting", "BLENDING", "B N", ""),
+    ("GaussianAlphaBlend", "BLENDING", "B N", ""),
+    ("SubtileSkip", "OPTIMIZATION", f"G {_TILING} tile_keep_ratio=0.1", ""),
+    ("SensitivityPrediction", "OPTIMIZATION", "B N coarse_prop=0.4 patch_size=3", ""),
+    ("Recovery", "OPTIMIZATION", "B N channels=4", ""),
+    ("TileMerging", "OPTIMIZATION", "B N", ""),
+    ("FeatureCompute", "OPTIMIZATION", "B N", ""),
+    ("GradientCompute", "OPTIMIZATION", "B N", ""),
+    ("GradientPruning", "OPTIMIZATION", "B N", ""),
+    ("Rearrangement", "OPTIMIZATION", "B N", ""),
+    ("RowProcessing", "OPTIMIZATION", "B N", ""),
+    ("RowGeneration", "OPTIMIZATION", "B N", ""),
+    ("DecompBinning", "OPTIMIZATION", "B N", ""),
+    ("FRM", "OPTIMIZATION", "B N", ""),
+    ("BUM", "OPTIMIZATION", "B N", ""),
+)
+
+OP_TYPES: tuple[str, ...] = tuple(row[0] for row in _OP_TYPES)
+"""Every op type, in catalogue order (the position is the kernel's dispatch code)."""
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """One typed column of the ops table.
+
+    ``kind`` is ``count`` (integer >= ``minimum``), ``ratio`` (float in (0, 1]),
+    ``flag`` (bool) or ``indices`` (list of integers >= 0).
+    """
+
+    name: str
+    kind: str
+    dtype: pl.DataType
+    minimum: int = 1
+    description: str = ""
+
+
+PARAMETERS: tuple[Parameter, ...] = (
+    Parameter("B", "count", pl.Int64(), description="rays or pixels in one batch"),
+    Parameter("N", "count", pl.Int64(), description="samples or primitives per ray/pixel"),
+    Parameter("G", "count", pl.Int64(), description="Gaussians or points entering the op"),
+    Parameter("input_dim", "count", pl.Int32(), description="coordinates per sample"),
+    Parameter("num_levels", "count", pl.Int32(), description="hash-grid levels"),
+    Parameter("features_per_level", "count", pl.Int32(), description="features per level"),
+    Parameter(
+        "log2_hashmap_size", "count", pl.Int32(), 0, "log2 of hash-table entries per level"
+    ),
+    Parameter("num_features", "count", pl.Int32(), description="random Fourier features"),
+    Parameter("use_sin_cos", "flag", pl.Boolean(), description="emit sin and cos of each"),
+    Parameter("in_dim", "count", pl.Int32(), description="MLP input width"),
+    Parameter("num_layers", "count", pl.Int32(), description="MLP layers"),
+    Parameter("layer_width", "count", pl.Int32(), description="MLP hidden width"),
+    Parameter("out_dim", "count", pl.Int32(), description="MLP output width"),
+    Parameter(
+        "skip_connections", "indices", pl.List(pl.Int32()), 0, "layers that re-read the input"
+    ),
+    Parameter("use_bias", "flag", pl.Boolean(), description="MLP layers carry biases"),
+    Parameter("degree", "count", pl.Int32(), 0, "spherical-harmonics degree"),
+    Parameter("cull_ratio", "ratio", pl.Float64(), description="share of Gaussians kept"),
+    Parameter("image_w", "count", pl.Int32(), description="image width in pixels"),
+    Parameter("image_h", "count", pl.Int32(), description="image height in pixels"),
+    Parameter("tile", "count", pl.Int32(), description="tile edge in pixels"),
+    Parameter("tile_keep_ratio", "ratio", pl.Float64(), description="share of tiles hit"),
+    Parameter("coarse_prop", "ratio", pl.Float64(), description="share of important patches"),
+    Parameter("patch_size", "count", pl.Int32(), description="patch edge in pixels"),
+    Parameter("channels", "count", pl.Int32(), description="recovered channels"),
+)
+"""Every parameter column of the ops table, in column order."""
+
+PARAMETER = {p.name: p for p in PARAMETERS}
+
+
+@dataclass(frozen=True)
+class OpType:
+    """One parsed catalogue row."""
+
+    name: str
+    code: int
+    category: str
+    required: tuple[str, ...]
+    defaults: dict[str, object]
+    stages: tuple[str, ...]
+
+    @property
+    def parameters(self) -> tuple[str, ...]:
+        """Every parameter the op type uses, required ones first."""
+        return self.required + tuple(self.defaults)
+
+
+def _parse_default(name: str, text: str) -> object:
+    kind = PARAMETER[name].kind
+    if text in PARAMETER:
+        return text  # a reference to another parameter, resolved per row
+    if kind == "flag":
+        return text == "true"
+    if kind == "indices":
+        return [int(v) for v in text.strip("[]").split(",") if v]
+    if kind == "ratio":
+        return float(text)
+    return int(text)
+
+
+@cache
+def op_types() -> dict[str, OpType]:
+    """The catalogue parsed into `OpType` records, keyed by name."""
+    parsed = {}
+    for code, (name, category, params, stages) in enumerate(_OP_TYPES):
+        required, defaults = [], {}
+        for word in params.split():
+            key, _, default = word.partition("=")
+            if default:
+                defaults[key] = _parse_default(key, default)
+            else:
+                required.append(key)
+        parsed[name] = OpType(name, code, category, tuple(required), defaults, tuple(stages.split()))
+    return parsed
+
+
+def catalogue() -> pl.DataFrame:
+    """The catalogue as a DataFrame: one row per op type.
+
+    >>> import nerframe
+    >>> nerframe.catalogue().height
+    32
+    """
+    rows = [
+        {
+            "op_type": t.name,
+            "code": t.code,
+            "category": t.category,
+            "required": list(t.required),
+            "defaults": ", ".join(f"{k}={_show(v)}" for k, v in t.defaults.items()),
+            "stages": list(t.stages),
+        }
+        for t in op_types().values()
+    ]
+    return pl.DataFrame(rows)
+
+
+def _show(value: object) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    return str(value)

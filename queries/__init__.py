@@ -1,0 +1,1 @@
+"""Named DuckDB queries over a result store, one ``NAME.sql`` file each."""
