@@ -98,9 +98,7 @@ PARAMETERS: tuple[Parameter, ...] = (
     Parameter("input_dim", "count", pl.Int32(), description="coordinates per sample"),
     Parameter("num_levels", "count", pl.Int32(), description="hash-grid levels"),
     Parameter("features_per_level", "count", pl.Int32(), description="features per level"),
-    Parameter(
-        "log2_hashmap_size", "count", pl.Int32(), 0, "log2 of hash-table entries per level"
-    ),
+    Parameter("log2_hashmap_size", "count", pl.Int32(), 0, "log2 of hash-table entries per level"),
     Parameter("num_features", "count", pl.Int32(), description="random Fourier features"),
     Parameter("use_sin_cos", "flag", pl.Boolean(), description="emit sin and cos of each"),
     Parameter("in_dim", "count", pl.Int32(), description="MLP input width"),
@@ -168,7 +166,9 @@ def op_types() -> dict[str, OpType]:
                 defaults[key] = _parse_default(key, default)
             else:
                 required.append(key)
-        parsed[name] = OpType(name, code, category, tuple(required), defaults, tuple(stages.split()))
+        parsed[name] = OpType(
+            name, code, category, tuple(required), defaults, tuple(stages.split())
+        )
     return parsed
 
 
