@@ -1,0 +1,192 @@
+"""Operator graphs: an ops table, an edges table, and the fine (expanded) graph.
+
+>>> import nerframe
+>>> g = nerframe.pipeline("neurex")
+>>> fine = nerframe.expand(g)
+>>> fine.ops["op_type"].to_list()[1:4]
+['IndexGeneration', 'HashLookup', 'Interpolation']
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from nerframe.catalogue import op_types
+from nerframe.errors import NerframeError
+from nerframe.ops import operators
+from nerframe.schemas import EDGES
+
+
+@dataclass(frozen=True)
+class Graph:
+    """A validated operator graph.
+
+    `ops` has op ids ``0..n-1`` in row order; `edges` has ``data`` edges (a DAG,
+    the precedence constraints) and ``feedback`` edges (a training iteration's
+    update flowing into the next; kept, never scheduled). `frame_pixels` is how
+    many pixels one frame holds (a frame takes ``ceil(frame_pixels / B)`` batches).
+    """
+
+    name: str
+    ops: pl.DataFrame
+    edges: pl.DataFrame
+    frame_pixels: int
+    kind: str = "inference"
+
+    @property
+    def rays(self) -> int:
+        """B: rays (or pixels) in one batch, the largest B of the graph's rows."""
+        return int(self.ops["B"].max() or 1)
+
+    @property
+    def batches(self) -> int:
+        """Batches per frame: ``ceil(frame_pixels / B)``."""
+        return -(-self.frame_pixels // self.rays)
+
+    def data_edges(self) -> tuple[np.ndarray, np.ndarray]:
+        """(src, dst) of the data edges as int64 arrays."""
+        data = self.edges.filter(pl.col("kind") == "data")
+        return data["src"].to_numpy().astype(np.int64), data["dst"].to_numpy().astype(np.int64)
+
+
+def graph(
+    name: str,
+    ops: Iterable[Mapping[str, object]] | pl.DataFrame,
+    edges: Iterable[tuple[int, int] | tuple[int, int, str]] | pl.DataFrame = (),
+    frame_pixels: int = 800 * 800,
+    kind: str = "inference",
+) -> Graph:
+    """A validated `Graph` from ops records (or an ops DataFrame) and edges.
+
+    Edges are ``(src, dst)`` or ``(src, dst, kind)`` tuples, or a DataFrame
+    with ``src``, ``dst`` and optionally ``kind`` columns. Raises `NerframeError`
+    for an edge to a missing op or a cycle among data edges (naming its ops).
+
+    >>> g = graph("tiny", [{"op_type": "UniformSampler", "B": 64, "N": 8},
+    ...                    {"op_type": "RGBRenderer", "B": 64, "N": 8}], [(0, 1)])
+    >>> g.edges.rows()
+    [('tiny', 0, 1, 'data')]
+    """
+    table = operators(ops, graph=name).with_columns(graph=pl.lit(name))
+    ids = table["op_id"].to_list()
+    if ids != list(range(len(ids))):
+        raise NerframeError(f"graph {name!r}: op ids must be 0..{len(ids) - 1} in row order")
+    if not isinstance(edges, pl.DataFrame):
+        rows = [tuple(e) + (("data",) if len(e) == 2 else ()) for e in edges]
+        edges = pl.DataFrame(rows, schema=["src", "dst", "kind"], orient="row")
+    if "kind" not in edges.columns:
+        edges = edges.with_columns(kind=pl.lit("data"))
+    try:
+        edges = edges.select(pl.lit(name).alias("graph"), "src", "dst", "kind").cast(EDGES)
+    except (pl.exceptions.PolarsError, TypeError) as e:
+        raise NerframeError(f"graph {name!r}: bad edges table ({e})") from None
+    bad = edges.filter(~pl.col("src").is_in(ids) | ~pl.col("dst").is_in(ids))
+    if bad.height:
+        src, dst = bad.row(0)[1:3]
+        raise NerframeError(
+            f"graph {name!r}: edge {src}->{dst} points to a missing op "
+            f"(op ids are 0..{len(ids) - 1})"
+        )
+    result = Graph(name, table, edges, int(frame_pixels), kind)
+    topological_order(result)
+    return result
+
+
+def topological_order(g: Graph) -> np.ndarray:
+    """Op ids in a topological order of the data edges; a cycle is a `NerframeError`."""
+    from nerframe.kernels.schedule import CycleError
+    from nerframe.kernels.schedule import topological_order as order
+
+    src, dst = g.data_edges()
+    try:
+        return order(g.ops.height, src, dst)
+    except CycleError as e:
+        names = g.ops["op_type"].to_list()
+        shown = " -> ".join(f"{i} ({names[i]})" for i in [*e.cycle, e.cycle[0]])
+        raise NerframeError(f"graph {g.name!r}: data edges form a cycle: {shown}") from None
+
+
+def expand(g: Graph) -> Graph:
+    """The fine graph: every composite row replaced by a chain of its stage rows.
+
+    Stage rows keep the composite's parameters (those their op type takes) and
+    its backward flag; incoming edges attach to the first stage and outgoing
+    edges to the last. Op ids are renumbered in order. FLOPs are conserved:
+    the stages of FrustumCullingProjection see the culled Gaussian count.
+    """
+    records: list[dict[str, object]] = []
+    first: dict[int, int] = {}
+    last: dict[int, int] = {}
+    chains: list[tuple[int, int]] = []
+    for row in g.ops.iter_rows(named=True):
+        stages = op_types()[row["op_type"]].stages or (row["op_type"],)
+        first[row["op_id"]] = len(records)
+        for position, stage in enumerate(stages):
+            if position:
+                chains.append((len(records) - 1, len(records)))
+            records.append(_stage(row, stage, position))
+        last[row["op_id"]] = len(records) - 1
+    edges = [(last[src], first[dst], kind) for _, src, dst, kind in g.edges.iter_rows()] + [
+        (a, b, "data") for a, b in chains
+    ]
+    edges.sort(key=lambda e: (e[0], e[1], e[2]))
+    return replace(g, ops=graph(g.name, records, edges).ops, edges=_edges(g.name, edges))
+
+
+def _edges(name: str, edges: list[tuple[int, int, str]]) -> pl.DataFrame:
+    return pl.DataFrame(
+        [(name, *e) for e in edges], schema=["graph", "src", "dst", "kind"], orient="row"
+    ).cast(EDGES)
+
+
+def _stage(row: Mapping[str, object], stage: str, position: int) -> dict[str, object]:
+    """The record of one stage of a composite row."""
+    record = {"op_type": stage, "backward": row["backward"], "bitwidth": row["bitwidth"]}
+    record.update({p: row[p] for p in op_types()[stage].parameters if row.get(p) is not None})
+    if row["op_type"] == "FrustumCullingProjection" and position > 0:
+        # Stages after culling see only the kept Gaussians: ceil(cull_ratio * G).
+        record["G"] = math.ceil(row["cull_ratio"] * row["G"])
+    return record
+
+
+def read_graph(path: str | Path) -> Graph:
+    """A graph from a JSON file: ``{"name", "ops": [records], "edges": [[src, dst]
+    or [src, dst, kind] or {"src", "dst", "kind"}], "frame_pixels", "kind"}``.
+
+    Only ``ops`` is required; the name defaults to the file's stem.
+    """
+    path = Path(path)
+    try:
+        document = json.loads(path.read_text())
+    except OSError as e:
+        raise NerframeError(f"{path}: cannot read graph file ({e.strerror})") from None
+    except json.JSONDecodeError as e:
+        raise NerframeError(
+            f"{path}: malformed JSON at line {e.lineno} column {e.colno}: {e.msg}"
+        ) from None
+    if not isinstance(document, dict) or not isinstance(document.get("ops"), list):
+        raise NerframeError(f"{path}: not a graph file (expected an object with an 'ops' list)")
+    unknown = set(document) - {"name", "ops", "edges", "frame_pixels", "kind", "notes"}
+    if unknown:
+        raise NerframeError(f"{path}: unknown field {sorted(unknown)[0]!r}")
+    edges = [
+        (e["src"], e["dst"], e.get("kind", "data")) if isinstance(e, dict) else tuple(e)
+        for e in document.get("edges", [])
+    ]
+    try:
+        return graph(
+            str(document.get("name", path.stem)),
+            document["ops"],
+            edges,
+            frame_pixels=int(document.get("frame_pixels", 800 * 800)),
+            kind=str(document.get("kind", "inference")),
+        )
+    except NerframeError as e:
+        raise NerframeError(f"{path}: {e}") from None

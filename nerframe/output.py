@@ -1,0 +1,106 @@
+"""Writing tables for people and programs: aligned text, CSV, JSON or Parquet.
+
+>>> import polars as pl
+>>> print(render(pl.DataFrame({"op": ["a", "b"], "flops": [1.5e9, 2.0]}), totals=["flops"]))
+op             flops
+-----  -------------
+a      1,500,000,000
+b                  2
+-----  -------------
+total  1,500,000,002
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import polars as pl
+
+from nerframe.atomic import atomic_path
+from nerframe.errors import NerframeError
+
+FORMATS = ("table", "csv", "json", "parquet")
+_SUFFIXES = {".txt": "table", ".csv": "csv", ".json": "json", ".parquet": "parquet"}
+
+
+def render(df: pl.DataFrame, totals: list[str] | None = None) -> str:
+    """`df` as an aligned text table (numbers right-aligned), with a totals row
+    summing the `totals` columns when given."""
+    header = df.columns
+    rows = [[_cell(v) for v in row] for row in df.iter_rows()]
+    numeric = [df.schema[c].is_numeric() for c in header]
+    footer = None
+    if totals:
+        sums = df.select(pl.col(c).sum() for c in totals if c in df.columns).row(0, named=True)
+        footer = [
+            "total" if i == 0 else _cell(sums[c]) if c in sums else "" for i, c in enumerate(header)
+        ]
+    body = [header, *rows, *([footer] if footer else [])]
+    widths = [max(len(r[i]) for r in body) for i in range(len(header))]
+    rule = ["-" * w for w in widths]
+
+    def line(cells: list[str]) -> str:
+        padded = (
+            c.rjust(w) if num else c.ljust(w)
+            for c, w, num in zip(cells, widths, numeric, strict=True)
+        )
+        return "  ".join(padded).rstrip()
+
+    lines = [line(header), line(rule), *(line(r) for r in rows)]
+    if footer:
+        lines += [line(rule), line(footer)]
+    return "\n".join(lines)
+
+
+def _cell(value: object) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float):
+        if value.is_integer() and abs(value) < 1e15:
+            return f"{int(value):,}"
+        return f"{value:.4g}" if abs(value) >= 1e6 or abs(value) < 1e-3 else f"{value:,.4f}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, list):
+        return ",".join(map(str, value))
+    return str(value)
+
+
+def to_text(df: pl.DataFrame, fmt: str, totals: list[str] | None = None) -> str:
+    """`df` in a text format: ``table``, ``csv`` or ``json`` (an array of row objects)."""
+    if fmt == "table":
+        return render(df, totals) + "\n"
+    if fmt == "csv":
+        flat = df.with_columns(
+            pl.col(c).cast(pl.List(pl.String)).list.join(",")
+            for c, t in df.schema.items()
+            if isinstance(t, pl.List)
+        )
+        return flat.write_csv()
+    if fmt == "json":
+        return json.dumps(df.to_dicts(), default=str) + "\n"
+    raise NerframeError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS[:3])}")
+
+
+def emit(
+    df: pl.DataFrame,
+    fmt: str | None = None,
+    path: str | Path | None = None,
+    totals: list[str] | None = None,
+) -> None:
+    """Print `df` to stdout, or write it to `path` atomically (format from the suffix
+    unless `fmt` is given; ``.parquet`` writes Parquet)."""
+    if path is None:
+        sys.stdout.write(to_text(df, fmt or "table", totals))
+        return
+    path = Path(path)
+    fmt = fmt if fmt and fmt != "table" else _SUFFIXES.get(path.suffix.lower(), fmt or "table")
+    with atomic_path(path) as tmp:
+        if fmt == "parquet":
+            df.write_parquet(tmp)
+        else:
+            tmp.write_text(to_text(df, fmt, totals))
