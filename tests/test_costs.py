@@ -1,0 +1,218 @@
+"""Cost formulas: the spec's worked examples, pipeline totals, and kernel == reference."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import nerframe
+from nerframe.catalogue import OP_TYPES, op_types
+from nerframe.kernels.reference_costs import reference_cost
+from nerframe.schemas import COSTS
+
+MLP_EXAMPLE = {
+    "op_type": "MLP",
+    "B": 4096,
+    "N": 64,
+    "in_dim": 32,
+    "num_layers": 3,
+    "layer_width": 64,
+    "out_dim": 4,
+}
+
+
+def cost_of(**record: object) -> dict[str, object]:
+    return nerframe.costs(nerframe.operators([record])).row(0, named=True)
+
+
+def test_hash_encoding_worked_example() -> None:
+    c = cost_of(op_type="HashEncoding", B=4096, N=64, input_dim=3, num_levels=16)
+    assert (c["flops"], c["elems_in"], c["elems_out"]) == (369_098_752, 786_432, 8_388_608)
+
+
+def test_mlp_worked_example() -> None:
+    c = cost_of(**MLP_EXAMPLE)
+    assert c["flops"] == 3_355_443_200
+    assert (c["elems_in"], c["elems_w"], c["elems_out"]) == (8_388_608, 6_532, 1_048_576)
+
+
+def test_mlp_backward_worked_example() -> None:
+    assert cost_of(**MLP_EXAMPLE, backward=True)["flops"] == 6_710_886_400
+
+
+def test_frustum_culling_projection_worked_example() -> None:
+    assert cost_of(op_type="FrustumCullingProjection", G=262_144)["flops"] == 6_619_922_432
+
+
+PIPELINE_TOTALS = {
+    "icarus": 825_444_532_224,
+    "neurex": 7_887_388_672,
+    "cicero": 7_897_612_288,
+    "gscore": 10_463_477_760,
+    "gaurast": 6_688_604_160,
+    "srender": 15_785_800_496,
+    "gsarch": 6_637_486_086,
+    "gbu": 6_645_088_256,
+    "instant3d": 10_441_457_664,
+}
+
+
+@pytest.mark.parametrize("name", PIPELINE_TOTALS)
+def test_pipeline_totals(name: str) -> None:
+    g = nerframe.pipeline(name)
+    assert nerframe.costs(g.ops)["flops"].sum() == PIPELINE_TOTALS[name]
+    assert nerframe.costs(nerframe.expand(g).ops)["flops"].sum() == PIPELINE_TOTALS[name]
+
+
+def test_pipeline_totals_match_the_spec_table(shared) -> None:
+    text = (shared / "spec" / "pipelines.md").read_text()
+    found = dict(re.findall(r"^\| (\w+) \| \d+ \| ([\d,]+) \|$", text, re.M))
+    assert {k: int(v.replace(",", "")) for k, v in found.items()} == PIPELINE_TOTALS
+
+
+def test_bytes_and_intensity_follow_bitwidth() -> None:
+    c = cost_of(op_type="RGBRenderer", B=10, N=4, bitwidth=4)
+    assert (c["elems_in"], c["elems_w"], c["elems_out"]) == (120, 40, 30)
+    assert (c["bytes_in"], c["bytes_w"], c["bytes_out"]) == (60.0, 20.0, 15.0)
+    assert c["bytes_total"] == 95.0
+    assert c["intensity"] == 240 / 95
+
+
+def test_zero_bytes_gives_zero_intensity() -> None:
+    ops = nerframe.operators([{"op_type": "HashLookup", "B": 1, "N": 1}])
+    assert nerframe.costs(ops)["flops"].item() == 0.0
+    c = cost_of(op_type="Recovery", B=1, N=1)
+    assert c["intensity"] == c["flops"] / c["bytes_total"]
+
+
+def test_backward_elements_swap() -> None:
+    fwd = cost_of(op_type="Sorting", B=8, N=16)
+    bwd = cost_of(op_type="Sorting", B=8, N=16, backward=True)
+    assert bwd["flops"] == fwd["flops"]
+    assert bwd["elems_in"] == fwd["elems_out"] + fwd["elems_in"]
+    assert bwd["elems_w"] == fwd["elems_w"]
+    assert bwd["elems_out"] == fwd["elems_in"] + fwd["elems_w"]
+
+
+def test_log2_terms_at_one_sample() -> None:
+    assert cost_of(op_type="Sorting", B=8, N=1)["flops"] == 0.0
+    assert cost_of(op_type="Rearrangement", B=8, N=1)["flops"] == 8 + 1
+    assert cost_of(op_type="PointArrange", B=1, N=1)["flops"] == 4.0
+
+
+@pytest.mark.parametrize(
+    ("layers", "skips", "weights"),
+    [
+        (1, [], 32 * 4),
+        (2, [], 32 * 64 + 64 * 4),
+        (3, [0], 32 * 64 + 64 * 64 + 64 * 4),
+        (3, [1], 32 * 64 + 96 * 64 + 64 * 4),
+        (3, [2, 7], 32 * 64 + 64 * 64 + 64 * 4),
+    ],
+)
+def test_mlp_layer_shapes(layers: int, skips: list[int], weights: int) -> None:
+    c = cost_of(**{**MLP_EXAMPLE, "num_layers": layers, "skip_connections": skips})
+    assert c["flops"] == 2 * 4096 * 64 * weights
+
+
+def test_ceil_of_float_product() -> None:
+    # 0.07 * 100 is 7.000000000000001 in float64, so the spec's ceil gives 8.
+    assert cost_of(op_type="FrustumCulling", G=100, cull_ratio=0.07)["elems_out"] == 8
+
+
+def test_costs_schema() -> None:
+    out = nerframe.costs(nerframe.pipeline("gbu").ops)
+    assert out.schema == COSTS
+
+
+def test_element_overflow_is_refused() -> None:
+    ops = nerframe.operators([{"op_type": "UniformSampler", "B": 2**40, "N": 2**20}])
+    with pytest.raises(nerframe.NerframeError, match=r"row 0 .*2\*\*53"):
+        nerframe.costs(ops)
+
+
+def test_flops_beyond_2_53_are_float64_products() -> None:
+    record = {**MLP_EXAMPLE, "B": 2**20, "N": 2**20, "in_dim": 1, "layer_width": 512}
+    row = nerframe.costs(nerframe.operators([record])).row(0, named=True)
+    assert row["elems_in"] == 2**40
+    assert row["flops"] > 2**53
+    assert row["flops"] == pytest.approx(reference_cost(row)["flops"], rel=1e-15)
+
+
+# --- kernel == scalar reference on random rows -------------------------------------------
+
+_VALUES = {
+    "B": st.integers(1, 5000),
+    "N": st.integers(1, 300),
+    "G": st.integers(1, 2_000_000),
+    "input_dim": st.integers(1, 4),
+    "num_levels": st.integers(1, 32),
+    "features_per_level": st.integers(1, 8),
+    "log2_hashmap_size": st.integers(0, 24),
+    "num_features": st.integers(1, 512),
+    "use_sin_cos": st.booleans(),
+    "in_dim": st.integers(1, 512),
+    "num_layers": st.integers(1, 10),
+    "layer_width": st.integers(1, 512),
+    "out_dim": st.integers(1, 512),
+    "skip_connections": st.lists(st.integers(0, 12), max_size=4),
+    "use_bias": st.booleans(),
+    "degree": st.integers(0, 5),
+    "cull_ratio": st.floats(1e-6, 1.0),
+    "image_w": st.integers(1, 4000),
+    "image_h": st.integers(1, 4000),
+    "tile": st.integers(1, 64),
+    "tile_keep_ratio": st.floats(1e-6, 1.0),
+    "coarse_prop": st.floats(1e-6, 1.0),
+    "patch_size": st.integers(1, 8),
+    "channels": st.integers(1, 8),
+}
+
+
+@st.composite
+def records(draw: st.DrawFn) -> dict[str, object]:
+    op = op_types()[draw(st.sampled_from(OP_TYPES))]
+    record: dict[str, object] = {"op_type": op.name}
+    for name in op.parameters:
+        if name in op.required or draw(st.booleans()):
+            record[name] = draw(_VALUES[name])
+    record["backward"] = draw(st.booleans())
+    record["bitwidth"] = draw(st.sampled_from([1, 4, 8, 16, 32]))
+    return record
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(records(), min_size=1, max_size=40))
+def test_kernel_equals_reference(rows: list[dict[str, object]]) -> None:
+    out = nerframe.costs(nerframe.operators(rows))
+    for row in out.iter_rows(named=True):
+        expected = reference_cost(row)
+        got = {k: row[k] for k in expected}
+        assert got == expected, row["op_type"]
+
+
+def test_every_op_type_is_covered_by_the_reference() -> None:
+    rows = [
+        {"op_type": t.name, **{p: 3 for p in t.required if p != "num_layers"}}
+        | ({"num_layers": 2} if "num_layers" in t.required else {})
+        for t in op_types().values()
+    ]
+    out = nerframe.costs(nerframe.operators(rows))
+    assert out.height == 32
+    for row in out.iter_rows(named=True):
+        assert reference_cost(row)["flops"] == row["flops"]
+        assert all(math.isfinite(row[c]) for c in ("flops", "bytes_total", "intensity"))
+
+
+def test_costs_of_a_sliced_table_match() -> None:
+    ops = nerframe.pipeline("srender").ops
+    whole = nerframe.costs(ops)
+    part = nerframe.costs(ops.slice(3, 5))
+    assert part.equals(whole.slice(3, 5))
+    assert np.array_equal(part["flops"].to_numpy(), whole["flops"].to_numpy()[3:8])
