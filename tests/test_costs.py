@@ -6,7 +6,6 @@ import math
 import re
 
 import numpy as np
-import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st

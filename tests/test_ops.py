@@ -92,7 +92,7 @@ def test_bad_records(record: dict[str, object], message: str) -> None:
 
 
 def test_duplicate_op_ids_are_refused() -> None:
-    with pytest.raises(nerframe.NerframeError, match="op_id must be >= 0 and unique"):
+    with pytest.raises(nerframe.NerframeError, match="op_id must be unique within its graph"):
         nerframe.operators([{**SORT, "op_id": 1}, {**SORT, "op_id": 1}])
 
 
