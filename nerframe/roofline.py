@@ -1,0 +1,186 @@
+"""Roofline figures of every operator on one or more roofline systems.
+
+A roofline system is a peak compute rate and a memory bandwidth (optionally
+derated by efficiencies). For each (op, system) the op takes
+``t_compute = flops / (peak * 1e12 * compute_efficiency)`` and
+``t_memory = bytes_total / (bandwidth * 1e9 * memory_efficiency)`` seconds, its
+time is the larger of the two (``compute`` on a tie), and it can attain
+``min(peak * 1e12, intensity * bandwidth * 1e9)`` FLOP/s. Bandwidth is decimal
+(1 GB = 1e9 B). Everything is computed with polars expressions over whole tables.
+
+>>> import polars as pl
+>>> from nerframe import schemas
+>>> costs = pl.DataFrame(
+...     {"graph": ["g"], "op_id": [0], "op_type": ["MLP"], "category": ["COMPUTATION"],
+...      "backward": [False], "flops": [3.14e12], "bytes_total": [1.935e9], "intensity": [1622.8]},
+... )
+>>> row = roofline(costs, ["A100"]).row(0, named=True)
+>>> row["time_s"], row["bound"], round(row["ridge"], 1)
+(0.01, 'compute', 162.3)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import polars as pl
+
+from nerframe import schemas
+from nerframe.errors import NerframeError
+
+
+@dataclass(frozen=True)
+class System:
+    """A roofline: peak compute (TFLOP/s), DRAM bandwidth (GB/s) and their efficiencies."""
+
+    name: str
+    peak_tflops: float
+    bandwidth_gbps: float
+    compute_efficiency: float = 1.0
+    memory_efficiency: float = 1.0
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        for field in ("peak_tflops", "bandwidth_gbps"):
+            value = getattr(self, field)
+            if not (isinstance(value, int | float) and math.isfinite(value) and value > 0):
+                raise NerframeError(
+                    f"roofline system {self.name!r}: {field} must be a positive number, "
+                    f"got {value!r}"
+                )
+        for field in ("compute_efficiency", "memory_efficiency"):
+            value = getattr(self, field)
+            if not (isinstance(value, int | float) and 0 < value <= 1):
+                raise NerframeError(
+                    f"roofline system {self.name!r}: {field} must be in (0, 1], got {value!r}"
+                )
+
+    @property
+    def ridge(self) -> float:
+        """Arithmetic intensity (FLOP/byte) where the compute and memory roofs meet."""
+        return self.peak_tflops * 1e12 / (self.bandwidth_gbps * 1e9)
+
+
+PRESETS: dict[str, System] = {
+    "A100": System(
+        "A100",
+        314.0,
+        1935.0,
+        source=(
+            "the reference framework's A100 roofline figures; NVIDIA's A100 datasheet lists "
+            "312 TFLOPS dense FP16 Tensor Core and 1,935 GB/s HBM2e (A100 80GB PCIe)"
+        ),
+    ),
+    "H100": System(
+        "H100",
+        989.0,
+        3350.0,
+        source=(
+            "NVIDIA H100 datasheet, H100 SXM: 989 TFLOPS dense FP16/BF16 Tensor Core "
+            "(1,979 with sparsity) and 3.35 TB/s HBM3"
+        ),
+    ),
+}
+"""Built-in roofline systems, by name."""
+
+
+class _AcceleratorLike(Protocol):
+    name: str
+    peak_tflops: float
+    dram_bandwidth_gbps: float
+
+
+def system(name_or_accelerator: str | System | _AcceleratorLike) -> System:
+    """The roofline system of a preset name (case-insensitive), an accelerator name, or
+    an accelerator object (anything with ``name``, ``peak_tflops`` and
+    ``dram_bandwidth_gbps``).
+
+    >>> system("h100").ridge
+    295.2238805970149
+    """
+    if isinstance(name_or_accelerator, System):
+        return name_or_accelerator
+    if not isinstance(name_or_accelerator, str):
+        return _from_accelerator(name_or_accelerator)
+    for preset, found in PRESETS.items():
+        if preset.lower() == name_or_accelerator.lower():
+            return found
+    # Imported here: the accelerator loader is optional for preset-only use.
+    from nerframe.hardware import accelerator
+
+    try:
+        return _from_accelerator(accelerator(name_or_accelerator))
+    except NerframeError as e:
+        raise NerframeError(
+            f"unknown roofline system {name_or_accelerator!r}: not a preset "
+            f"({', '.join(PRESETS)}) and not an accelerator ({e})"
+        ) from None
+
+
+def _from_accelerator(accel: _AcceleratorLike) -> System:
+    try:
+        name, peak, bandwidth = accel.name, accel.peak_tflops, accel.dram_bandwidth_gbps
+    except AttributeError as e:
+        raise NerframeError(
+            f"not a roofline system or accelerator: {accel!r} ({e.name} missing)"
+        ) from None
+    return System(
+        name,
+        peak,
+        bandwidth,
+        source=f"accelerator {name}: peak = Σ throughput × count × frequency",
+    )
+
+
+_COST_INPUT = ("graph", "op_id", "op_type", "category", "backward", "flops", "bytes_total")
+
+
+def roofline(costs: pl.DataFrame, systems: Sequence[System | str]) -> pl.DataFrame:
+    """One row per (op of `costs`, system), with the columns of `schemas.ROOFLINE`.
+
+    Rows are in `costs` order, each op followed by its systems in the given order.
+    An op that moves no bytes attains the peak whatever its recorded intensity.
+    """
+    missing = [c for c in (*_COST_INPUT, "intensity") if c not in costs.columns]
+    if missing:
+        raise NerframeError(f"roofline: costs table lacks column(s) {', '.join(missing)}")
+    resolved = [system(s) for s in systems]
+    if not resolved:
+        raise NerframeError("roofline: no system given")
+    names = [s.name for s in resolved]
+    if len(set(names)) != len(names):
+        raise NerframeError(f"roofline: systems named twice in {names}")
+    table = pl.DataFrame(
+        {
+            "system": names,
+            "peak_tflops": [float(s.peak_tflops) for s in resolved],
+            "bandwidth_gbps": [float(s.bandwidth_gbps) for s in resolved],
+            "_ce": [float(s.compute_efficiency) for s in resolved],
+            "_me": [float(s.memory_efficiency) for s in resolved],
+        }
+    )
+    peak = pl.col("peak_tflops") * 1e12
+    bandwidth = pl.col("bandwidth_gbps") * 1e9
+    t_compute = pl.col("flops") / (peak * pl.col("_ce"))
+    t_memory = pl.col("bytes_total") / (bandwidth * pl.col("_me"))
+    return (
+        costs.select(*_COST_INPUT, pl.col("intensity").cast(pl.Float64))
+        .join(table, how="cross", maintain_order="left_right")
+        .with_columns(t_compute_s=t_compute, t_memory_s=t_memory)
+        .with_columns(
+            time_s=pl.max_horizontal("t_compute_s", "t_memory_s"),
+            # No bytes, no memory roof: nerframe.costs gives such ops intensity 0, but
+            # they are limited by compute alone.
+            attainable_flops_per_s=pl.when(pl.col("bytes_total") > 0)
+            .then(pl.min_horizontal(peak, pl.col("intensity") * bandwidth))
+            .otherwise(peak),
+            bound=pl.when(pl.col("t_compute_s") >= pl.col("t_memory_s"))
+            .then(pl.lit("compute"))
+            .otherwise(pl.lit("memory")),
+            ridge=peak / bandwidth,
+        )
+        .select(pl.col(name).cast(dtype) for name, dtype in schemas.ROOFLINE.items())
+    )
