@@ -17,8 +17,11 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+import polars as pl
+
 from nerframe.errors import NerframeError
-from nerframe.output import FORMATS, emit
+from nerframe.graph import Graph
+from nerframe.output import FORMATS, emit, format_value, to_text
 
 COST_VIEW = ["op_id", "op_type", "category", "backward", "bitwidth", "B", "N", "G"]
 COST_TOTALS = ["flops", "bytes_in", "bytes_w", "bytes_out", "bytes_total"]
@@ -42,15 +45,30 @@ def _output(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", type=Path, metavar="FILE", help="write to FILE")
 
 
-def _graph(args: argparse.Namespace, name: str):
-    from nerframe.graph import expand, read_graph
-    from nerframe.pipelines import PIPELINES, pipeline
+def _graph(args: argparse.Namespace, name: str) -> Graph:
+    from nerframe.analyze import load_graph
 
-    if name in PIPELINES or not Path(name).suffix:
-        g = pipeline(name, rays=args.rays, samples=args.samples, gaussians=args.gaussians)
-    else:
-        g = read_graph(name)
-    return expand(g) if args.fine else g
+    return load_graph(name, args.rays, args.samples, args.gaussians, args.fine)
+
+
+def _schedule_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--parallelism",
+        choices=("split", "instance"),
+        default="split",
+        help="an op takes every instance of its module (split) or one (instance) [split]",
+    )
+    p.add_argument(
+        "--no-pipelining",
+        dest="pipelined",
+        action="store_false",
+        help="batches run one after another instead of streaming through the modules",
+    )
+
+
+def _warn(lines: Sequence[str]) -> None:
+    for line in lines:
+        sys.stderr.write(f"warning: {line}\n")
 
 
 def cmd_pipelines(args: argparse.Namespace) -> None:
@@ -68,6 +86,99 @@ def cmd_costs(args: argparse.Namespace) -> None:
     emit(table, args.format, args.output, totals=COST_TOTALS)
 
 
+def cmd_hardware(args: argparse.Namespace) -> None:
+    from nerframe.hardware import accelerator, accelerators, module_table
+
+    if args.accelerator is None:
+        table = accelerators().with_columns(pl.col("warnings").list.len())
+        emit(table.drop("path", "description"), args.format, args.output)
+        return
+    accel = accelerator(args.accelerator)
+    _warn(accel.warnings)
+    emit(module_table([accel]), args.format, args.output)
+    if args.output is None and (args.format or "table") == "table":
+        mapping = sorted(accel.operator_mapping.items())
+        sys.stdout.write(
+            f"\n{accel.name}: {accel.description}\n"
+            f"clock {accel.frequency_mhz:g} MHz, DRAM {accel.dram_bandwidth_gbps:g} GB/s, "
+            f"peak {accel.peak_tflops:.4g} TFLOP/s, area {accel.area_mm2:.4g} mm²\n"
+            + "".join(f"  {op} -> {module}\n" for op, module in mapping)
+        )
+
+
+def cmd_schedule(args: argparse.Namespace) -> None:
+    from nerframe.hardware import accelerator
+    from nerframe.schedule import schedule
+
+    accel = accelerator(args.hardware)
+    _warn(accel.warnings)
+    result = schedule(_graph(args, args.pipeline), accel, args.parallelism, args.pipelined)
+    table = result.summary if args.summary else result.schedule
+    if args.output is not None or (args.format or "table") != "table":
+        emit(table, args.format, args.output)
+        return
+    view = ["op_id", "op_type", "backward", "module", "instances", "start_cycle", "end_cycle"]
+    view += ["compute_cycles", "memory_cycles", "bound", "energy_j"]
+    sys.stdout.write(to_text(result.schedule.select(view), "table"))
+    summary = result.summary.drop("graph", "accelerator", "message").row(0, named=True)
+    width = max(map(len, summary))
+    sys.stdout.write(
+        f"\n{result.summary['graph'].item()} on {accel.name}\n"
+        + "".join(f"  {k.ljust(width)}  {format_value(v)}\n" for k, v in summary.items())
+    )
+
+
+def cmd_analyze(args: argparse.Namespace) -> None:
+    from nerframe.analyze import analyze
+
+    result = analyze(
+        args.pipelines,
+        args.hardware or "native",
+        args.output,
+        parallelism=args.parallelism,
+        pipelined=args.pipelined,
+        fine=args.fine,
+        rays=args.rays,
+        samples=args.samples,
+        gaussians=args.gaussians,
+        report=args.report,
+    )
+    view = ["graph", "accelerator", "status", "fps", "frame_time_s", "energy_per_frame_j"]
+    view += ["avg_power_w", "area_mm2", "dram_utilization", "bottleneck_module"]
+    emit(result.summary.select(view), args.format)
+    sys.stderr.write(f"wrote {result.store}/\n")
+
+
+def cmd_roofline(args: argparse.Namespace) -> None:
+    from nerframe.charts import roofline_chart, save_chart
+    from nerframe.costs import costs
+    from nerframe.pipelines import PIPELINES
+    from nerframe.roofline import roofline
+
+    graphs = [_graph(args, name) for name in args.pipelines]
+    names = args.system or ["A100"] + [
+        a for g in graphs if g.name in PIPELINES for a in PIPELINES[g.name].native
+    ]
+    table = pl.concat([costs(g.ops) for g in graphs])
+    result = roofline(table, list(dict.fromkeys(names)))
+    if args.output.suffix.lower() in (".csv", ".json", ".parquet", ".txt"):
+        emit(result, None, args.output)
+    else:
+        save_chart(roofline_chart(result), args.output)
+
+
+def cmd_query(args: argparse.Namespace) -> None:
+    from nerframe.query import query
+
+    emit(query(args.query, args.store), args.format, args.output)
+
+
+def cmd_report(args: argparse.Namespace) -> None:
+    from nerframe.report import build_report
+
+    sys.stderr.write(f"wrote {build_report(args.store, args.output)}\n")
+
+
 def parser() -> argparse.ArgumentParser:
     """The argument parser of the ``nerframe`` command."""
     top = _Parser(prog="nerframe", description=__doc__.split("\n")[0])
@@ -82,6 +193,56 @@ def parser() -> argparse.ArgumentParser:
     _workload(p)
     _output(p)
     p.set_defaults(run=cmd_costs)
+
+    p = sub.add_parser("hardware", help="list accelerators, or show one with its load warnings")
+    p.add_argument("accelerator", nargs="?", help="a built-in name or a .json file")
+    _output(p)
+    p.set_defaults(run=cmd_hardware)
+
+    p = sub.add_parser("schedule", help="schedule a pipeline on an accelerator")
+    p.add_argument("pipeline", help="a built-in pipeline or a graph file (.json)")
+    p.add_argument("--hardware", required=True, help="a built-in accelerator or a .json file")
+    p.add_argument("--summary", action="store_true", help="output the summary row (csv/json/-o)")
+    _schedule_options(p)
+    _workload(p)
+    _output(p)
+    p.set_defaults(run=cmd_schedule)
+
+    p = sub.add_parser("analyze", help="the main job: pipelines x accelerators into a store")
+    p.add_argument("pipelines", nargs="*", help="built-in pipelines or graph files [all]")
+    p.add_argument(
+        "--hardware",
+        nargs="+",
+        help="accelerators, 'native' (each pipeline's own) or 'all' [native]",
+    )
+    p.add_argument("-o", "--output", type=Path, default=Path("nerframe-out"), metavar="DIR")
+    p.add_argument("--format", choices=FORMATS[:3], help="format of the printed summary")
+    p.add_argument("--no-report", dest="report", action="store_false", help="skip the report")
+    _schedule_options(p)
+    _workload(p)
+    p.set_defaults(run=cmd_analyze)
+
+    p = sub.add_parser("roofline", help="roofline chart (png, svg, html) or table")
+    p.add_argument("pipelines", nargs="+", help="built-in pipelines or graph files")
+    p.add_argument(
+        "--system",
+        action="append",
+        help="A100, H100 or an accelerator (repeatable) [A100 and the native accelerators]",
+    )
+    p.add_argument("-o", "--output", type=Path, required=True, metavar="FILE")
+    _workload(p)
+    p.set_defaults(run=cmd_roofline)
+
+    p = sub.add_parser("query", help="DuckDB SQL (or a named query) over a result store")
+    p.add_argument("query", help="a named query (see queries/) or SQL")
+    p.add_argument("--store", type=Path, required=True, metavar="DIR")
+    _output(p)
+    p.set_defaults(run=cmd_query)
+
+    p = sub.add_parser("report", help="(re)build the HTML report of a result store")
+    p.add_argument("store", type=Path, metavar="DIR")
+    p.add_argument("-o", "--output", type=Path, metavar="FILE", help="[DIR/report.html]")
+    p.set_defaults(run=cmd_report)
     return top
 
 

@@ -16,3 +16,11 @@ unknown pipeline 'nope'
 
 class NerframeError(ValueError):
     """Bad input: the message names what is wrong and where."""
+
+
+class UnmappedError(NerframeError):
+    """An accelerator has no module for some op types of a graph.
+
+    In batch use (a pipeline × accelerator matrix) the pair gets status
+    ``unmapped`` with this message instead of failing the whole run.
+    """

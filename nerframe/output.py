@@ -29,13 +29,14 @@ def render(df: pl.DataFrame, totals: list[str] | None = None) -> str:
     """`df` as an aligned text table (numbers right-aligned), with a totals row
     summing the `totals` columns when given."""
     header = df.columns
-    rows = [[_cell(v) for v in row] for row in df.iter_rows()]
+    rows = [[format_value(v) for v in row] for row in df.iter_rows()]
     numeric = [df.schema[c].is_numeric() for c in header]
     footer = None
     if totals:
         sums = df.select(pl.col(c).sum() for c in totals if c in df.columns).row(0, named=True)
         footer = [
-            "total" if i == 0 else _cell(sums[c]) if c in sums else "" for i, c in enumerate(header)
+            "total" if i == 0 else format_value(sums[c]) if c in sums else ""
+            for i, c in enumerate(header)
         ]
     body = [header, *rows, *([footer] if footer else [])]
     widths = [max(len(r[i]) for r in body) for i in range(len(header))]
@@ -54,7 +55,8 @@ def render(df: pl.DataFrame, totals: list[str] | None = None) -> str:
     return "\n".join(lines)
 
 
-def _cell(value: object) -> str:
+def format_value(value: object) -> str:
+    """One value as a table shows it: thousands separators, 4 significant digits."""
     if value is None:
         return ""
     if isinstance(value, bool):

@@ -49,9 +49,10 @@ def _chain(n: int) -> list[tuple[int, int]]:
 
 @dataclass(frozen=True)
 class Spec:
-    """A built-in pipeline: its rows, edges and defaults."""
+    """A built-in pipeline: its kind, native accelerators, rows, edges and defaults."""
 
     kind: str
+    native: tuple[str, ...]
     ops: tuple[Op, ...]
     edges: tuple[tuple[int, int], ...]
     feedback: tuple[tuple[int, int], ...] = ()
@@ -63,6 +64,7 @@ class Spec:
 PIPELINES: dict[str, Spec] = {
     "icarus": Spec(
         "inference",
+        ("icarus",),
         (
             Op("UniformSampler"),
             Op("RFFEncoding", _RFF),
@@ -75,6 +77,7 @@ PIPELINES: dict[str, Spec] = {
     ),
     "neurex": Spec(
         "inference",
+        ("neurex", "neurex_server"),
         (
             Op("UniformSampler"),
             Op("HashEncoding", _HASH),
@@ -87,6 +90,7 @@ PIPELINES: dict[str, Spec] = {
     ),
     "cicero": Spec(
         "inference",
+        ("cicero",),
         (
             Op("UniformSampler", bitwidth=4),
             Op("PointArrange", {"input_dim": 3}),
@@ -99,6 +103,7 @@ PIPELINES: dict[str, Spec] = {
     ),
     "gscore": Spec(
         "inference",
+        ("gscore",),
         (
             Op("FrustumCullingProjection", {"cull_ratio": 0.5, **_TILES}),
             Op("SubtileSkip", _TILES),
@@ -112,6 +117,7 @@ PIPELINES: dict[str, Spec] = {
     ),
     "gaurast": Spec(
         "inference",
+        ("gscore",),
         (
             Op("FrustumCullingProjection"),
             Op("SphericalHarmonics", {"degree": 4}),
@@ -124,6 +130,7 @@ PIPELINES: dict[str, Spec] = {
     ),
     "srender": Spec(
         "inference",
+        ("neurex",),
         (
             Op("UniformSampler", bitwidth=4),
             Op("HashEncoding", bitwidth=4),
@@ -141,6 +148,7 @@ PIPELINES: dict[str, Spec] = {
     ),
     "gsarch": Spec(
         "training",
+        ("gsarch",),
         (
             Op("FrustumCullingProjection"),
             Op("Sorting"),
@@ -160,6 +168,7 @@ PIPELINES: dict[str, Spec] = {
     ),
     "gbu": Spec(
         "training",
+        ("gbu",),
         (
             Op("FrustumCullingProjection"),
             Op("RowProcessing"),
@@ -179,6 +188,7 @@ PIPELINES: dict[str, Spec] = {
     ),
     "instant3d": Spec(
         "training",
+        ("instant3d",),
         (
             Op("UniformSampler"),
             Op("FRM"),
@@ -253,6 +263,7 @@ def pipelines() -> pl.DataFrame:
                 "rays": g.rays,
                 "samples": spec.samples,
                 "frame_pixels": g.frame_pixels,
+                "native": list(spec.native),
                 "total_flops": costs(g.ops)["flops"].sum(),
                 "description": spec.description,
             }
