@@ -1,0 +1,349 @@
+"""Charts: valid Vega-Lite with the expected marks and encodings, bounded data, export."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import altair as alt
+import numpy as np
+import polars as pl
+import pytest
+from store_fixture import write_store
+
+from nerframe import charts, schemas
+from nerframe.errors import NerframeError
+from nerframe.store import tables
+
+Spec = dict[str, Any]
+
+
+@pytest.fixture(scope="module")
+def frames(tmp_path_factory: pytest.TempPathFactory) -> dict[str, pl.DataFrame]:
+    store = write_store(tmp_path_factory.mktemp("store"))
+    return {name: pl.read_parquet(files) for name, files in tables(store).items()}
+
+
+def _units(spec: Spec) -> Iterator[Spec]:
+    """Every unit (single-mark) spec inside a layered, concatenated or faceted spec."""
+    if "mark" in spec:
+        yield spec
+    for key in ("layer", "hconcat", "vconcat", "concat"):
+        for child in spec.get(key, []):
+            yield from _units(child)
+    if isinstance(spec.get("spec"), dict):
+        yield from _units(spec["spec"])
+
+
+def _mark(unit: Spec) -> str:
+    mark = unit["mark"]
+    return mark if isinstance(mark, str) else mark["type"]
+
+
+def _unit(spec: Spec, mark: str, **encoding_fields: str) -> Spec:
+    """The one unit with `mark` whose encodings use the given fields."""
+    found = [
+        u
+        for u in _units(spec)
+        if _mark(u) == mark
+        and all(u["encoding"].get(ch, {}).get("field") == f for ch, f in encoding_fields.items())
+    ]
+    assert len(found) == 1, (mark, encoding_fields, [_mark(u) for u in _units(spec)])
+    return found[0]
+
+
+def _data(spec: Spec, unit: Spec) -> list[dict[str, Any]]:
+    name = (unit.get("data") or spec["data"])["name"]
+    return spec["datasets"][name]
+
+
+def _check(chart: charts.Chart) -> Spec:
+    spec = chart.to_dict()  # validates against the Vega-Lite schema
+    assert spec["$schema"].endswith(f"v{alt.SCHEMA_VERSION.lstrip('v')}.json")
+    for rows in spec.get("datasets", {}).values():
+        assert len(rows) <= charts.MAX_ROWS
+    return spec
+
+
+# --------------------------------------------------------------------------- roofline
+
+
+def test_roofline_chart_marks_and_encodings(frames: dict[str, pl.DataFrame]) -> None:
+    table = frames["roofline"].filter(pl.col("graph") == "hashnerf_train")
+    spec = _check(charts.roofline_chart(table))
+    points = _unit(spec, "point", color="category")
+    enc = points["encoding"]
+    assert enc["x"]["field"] == "intensity" and enc["x"]["scale"]["type"] == "log"
+    assert enc["y"]["field"] == "attainable" and enc["y"]["scale"]["type"] == "log"
+    assert enc["shape"]["field"] == "direction"
+    assert enc["shape"]["scale"]["domain"] == ["forward", "backward"]
+    assert {t["title"] for t in enc["tooltip"]} >= {"op", "system", "bound", "intensity (FLOP/B)"}
+    rows = _data(spec, points)
+    # One point per (op, system), each A100 row once although every partition holds it.
+    systems = table["system"].unique().to_list()
+    assert len(rows) == 7 * len(systems)
+    assert {r["direction"] for r in rows} == {"forward", "backward"}
+    assert any(r["op"] == "MLP #5 (B)" for r in rows)
+    roof = _unit(spec, "line", color="system")
+    lines = _data(spec, roof)
+    assert {r["system"] for r in lines} == set(systems)
+    ridges = _data(spec, _unit(spec, "text"))
+    a100 = next(r for r in ridges if r["system"] == "A100")
+    assert a100["label"] == "A100 ridge 162 FLOP/B"
+    assert a100["y"] == pytest.approx(314e12)
+    assert spec["resolve"]["scale"]["color"] == "independent"
+
+
+def _big_roofline(n: int) -> pl.DataFrame:
+    rng = np.random.default_rng(1)
+    flops = rng.uniform(1e6, 1e10, n)
+    nbytes = rng.uniform(1e5, 1e9, n)
+    return pl.DataFrame(
+        {
+            "graph": ["big"] * n,
+            "op_id": np.arange(n, dtype=np.int32),
+            "op_type": rng.choice(["MLP", "HashEncoding", "Sorting"], n),
+            "category": ["COMPUTATION"] * n,
+            "backward": rng.random(n) < 0.3,
+            "system": ["A100"] * n,
+            "peak_tflops": [314.0] * n,
+            "bandwidth_gbps": [1935.0] * n,
+            "flops": flops,
+            "bytes_total": nbytes,
+            "intensity": flops / nbytes,
+            "t_compute_s": flops / 314e12,
+            "t_memory_s": nbytes / 1935e9,
+            "time_s": np.maximum(flops / 314e12, nbytes / 1935e9),
+            "attainable_flops_per_s": np.minimum(314e12, flops / nbytes * 1935e9),
+            "bound": np.where(flops / 314e12 >= nbytes / 1935e9, "compute", "memory"),
+            "ridge": [314e12 / 1935e9] * n,
+        }
+    ).cast(dict(schemas.ROOFLINE))
+
+
+def test_roofline_chart_merges_ops_beyond_max_rows() -> None:
+    table = _big_roofline(20_000)
+    spec = _check(charts.roofline_chart(table))
+    rows = _data(spec, _unit(spec, "point", color="category"))
+    assert len(rows) <= charts.MAX_ROWS
+    assert sum(r["ops"] for r in rows) == 20_000
+    assert sum(r["flops"] for r in rows) == pytest.approx(table["flops"].sum())
+
+
+def test_roofline_chart_counts_ops_it_cannot_place(frames: dict[str, pl.DataFrame]) -> None:
+    table = frames["roofline"].filter(pl.col("graph") == "gsplat")
+    table = table.with_columns(
+        bytes_total=pl.when(pl.col("op_id") == 0).then(0.0).otherwise(pl.col("bytes_total"))
+    )
+    spec = _check(charts.roofline_chart(table))
+    assert "with zero FLOPs or bytes not shown" in spec["title"]["subtitle"]
+
+
+def test_roofline_chart_rejects_bad_tables() -> None:
+    with pytest.raises(NerframeError, match="empty"):
+        charts.roofline_chart(schemas.empty("roofline"))
+    with pytest.raises(NerframeError, match="ridge"):
+        charts.roofline_chart(schemas.empty("roofline").drop("ridge"))
+
+
+# --------------------------------------------------------------------------- Gantt
+
+
+def test_gantt_chart_lanes(frames: dict[str, pl.DataFrame]) -> None:
+    schedule = frames["schedule"].filter(graph="hashnerf_train", accelerator="server_npu")
+    spec = _check(charts.gantt_chart(schedule))
+    bars = _unit(spec, "rect", color="category")
+    enc = bars["encoding"]
+    assert (enc["x"]["field"], enc["x2"]["field"]) == ("start_cycle", "end_cycle")
+    assert (enc["y"]["field"], enc["y2"]["field"]) == ("lane_lo", "lane_hi")
+    rows = _data(spec, bars)
+    assert len(rows) == schedule.height
+    # Lanes: sampler 2, encoder 4, mlp_array 8, blender 2 (in order of first use).
+    axis = enc["y"]["axis"]
+    assert axis["values"] == [i + 0.5 for i in range(16)]
+    assert axis["labelExpr"].startswith('["sampler #0", "sampler #1", "encoder #0"')
+    spans = {r["op"]: (r["lane_lo"], r["lane_hi"]) for r in rows}
+    assert spans["MLP #2"] == (6, 14)  # all 8 instances
+    assert spans["MLP #3"][1] - spans["MLP #3"][0] == 1  # one instance
+    separators = _data(spec, _unit(spec, "rule"))
+    assert sorted(r["lane"] for r in separators) == [2.0, 6.0, 14.0]
+
+
+def test_gantt_chart_merges_ops_beyond_max_rows() -> None:
+    n = 12_000
+    rng = np.random.default_rng(3)
+    start = np.sort(rng.integers(0, 10_000_000, n))
+    duration = rng.integers(1, 5_000, n)
+    schedule = pl.DataFrame(
+        {
+            "graph": ["big"] * n,
+            "op_id": np.arange(n, dtype=np.int32),
+            "op_type": ["MLP"] * n,
+            "category": rng.choice(["COMPUTATION", "BLENDING"], n),
+            "backward": [False] * n,
+            "accelerator": ["npu"] * n,
+            "module": rng.choice(["a", "b", "c"], n),
+            "instances": [1] * n,
+            "first_instance": rng.integers(0, 4, n),
+            "start_cycle": start,
+            "end_cycle": start + duration,
+            "duration_cycles": duration,
+            "compute_cycles": duration,
+            "memory_cycles": duration,
+            "bound": ["compute"] * n,
+            "flops": [1.0] * n,
+            "bytes_total": [1.0] * n,
+            "energy_j": [1.0] * n,
+        }
+    ).cast(dict(schemas.SCHEDULE))
+    spec = _check(charts.gantt_chart(schedule))
+    rows = _data(spec, _unit(spec, "rect", color="category"))
+    assert sum(r["ops"] for r in rows) == n
+    assert sum(r["duration_cycles"] for r in rows) == int(duration.sum())
+
+
+def test_gantt_chart_draws_one_pair(frames: dict[str, pl.DataFrame]) -> None:
+    with pytest.raises(NerframeError, match="one accelerator; got 2"):
+        charts.gantt_chart(frames["schedule"].filter(graph="hashnerf_train"))
+    with pytest.raises(NerframeError, match="empty schedule"):
+        charts.gantt_chart(schemas.empty("schedule"))
+
+
+# --------------------------------------------------------------------------- breakdown
+
+
+def test_breakdown_of_a_schedule(frames: dict[str, pl.DataFrame]) -> None:
+    schedule = frames["schedule"].filter(graph="hashnerf_train", accelerator="edge_npu")
+    spec = _check(charts.breakdown_chart(schedule))
+    assert spec["facet"]["column"]["field"] == "metric"
+    assert spec["facet"]["column"]["sort"] == ["FLOPs", "bytes", "busy cycles"]
+    assert spec["resolve"]["scale"]["x"] == "independent"
+    bars = _unit(spec, "bar")
+    assert bars["encoding"]["y"]["field"] == "category"
+    assert bars["encoding"]["opacity"]["field"] == "direction"
+    rows = spec["datasets"][spec["data"]["name"]]
+    totals: dict[str, float] = {}
+    for r in rows:
+        totals[r["metric"]] = totals.get(r["metric"], 0.0) + r["value"]
+    assert totals["FLOPs"] == pytest.approx(schedule["flops"].sum())
+    assert totals["bytes"] == pytest.approx(schedule["bytes_total"].sum())
+    assert totals["busy cycles"] == schedule["duration_cycles"].sum()
+    backward_mlp = next(
+        r
+        for r in rows
+        if (r["metric"], r["category"], r["direction"]) == ("FLOPs", "COMPUTATION", "backward")
+    )
+    expected = schedule.filter(category="COMPUTATION", backward=True)["flops"].sum()
+    assert backward_mlp["value"] == pytest.approx(expected)
+
+
+def test_breakdown_of_costs_has_no_time(frames: dict[str, pl.DataFrame]) -> None:
+    spec = _check(charts.breakdown_chart(frames["costs"]))
+    assert spec["facet"]["column"]["sort"] == ["FLOPs", "bytes"]
+
+
+# --------------------------------------------------------------------------- graph
+
+
+def test_graph_chart_layers_and_edges(frames: dict[str, pl.DataFrame]) -> None:
+    ops = frames["ops"].filter(graph="hashnerf_train")
+    spec = _check(charts.graph_chart(ops, frames["edges"]))
+    nodes = _data(spec, _unit(spec, "circle"))
+    layers = {r["op_id"]: r["layer"] for r in nodes}
+    # 0→1→2→3→4 with a skip 0→4, then 4→5→6; the feedback edge 6→1 does not count.
+    assert layers == {0: 0, 1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 6: 6}
+    labels = _data(spec, _unit(spec, "text"))
+    assert {r["label"] for r in labels} >= {"MLP", "MLP (B)", "HashEncoding (B)"}
+    edges = _unit(spec, "line")
+    dash = edges["encoding"]["strokeDash"]
+    assert dash["field"] == "kind"
+    assert dash["scale"]["domain"] == ["data", "feedback"]
+    solid, dashed = dash["scale"]["range"]
+    assert solid == [1, 0] and dashed != solid
+    paths = _data(spec, edges)
+    assert len(paths) == 3 * 8  # three points per edge
+    assert {r["kind"] for r in paths} == {"data", "feedback"}
+
+
+def test_graph_chart_branches(frames: dict[str, pl.DataFrame]) -> None:
+    spec = _check(charts.graph_chart(frames["ops"].filter(graph="gsplat"), frames["edges"]))
+    nodes = {r["op_id"]: r for r in _data(spec, _unit(spec, "circle"))}
+    assert [nodes[i]["layer"] for i in range(5)] == [0, 1, 1, 1, 2]
+    assert sorted(nodes[i]["y"] for i in (1, 2, 3)) == [-1.0, 0.0, 1.0]
+
+
+def test_graph_chart_rejects_cycles_and_several_graphs(frames: dict[str, pl.DataFrame]) -> None:
+    ops = frames["ops"].filter(graph="gsplat")
+    cyclic = pl.DataFrame(
+        {"graph": ["gsplat"] * 2, "src": [1, 4], "dst": [4, 1], "kind": ["data"] * 2},
+        schema=schemas.EDGES,
+    )
+    with pytest.raises(NerframeError, match="cycle"):
+        charts.graph_chart(ops, cyclic)
+    with pytest.raises(NerframeError, match="one graph; got 2"):
+        charts.graph_chart(frames["ops"], frames["edges"])
+    dangling = cyclic.with_columns(dst=pl.lit(99, pl.Int32))
+    with pytest.raises(NerframeError, match="unknown ops: 1->99"):
+        charts.graph_chart(ops, dangling)
+
+
+# --------------------------------------------------------------------------- matrix
+
+
+def test_matrix_chart_shows_unmapped_pairs(frames: dict[str, pl.DataFrame]) -> None:
+    summary = frames["summary"]
+    spec = _check(charts.matrix_chart(summary))
+    assert len(spec["hconcat"]) == 2
+    fps = _unit(spec, "rect", color="fps")
+    assert fps["encoding"]["color"]["scale"]["type"] == "log"
+    energy = _unit(spec, "text", text="energy_per_frame_j")
+    assert energy["encoding"]["x"]["field"] == "accelerator"
+    assert energy["encoding"]["y"]["field"] == "graph"
+    unmapped = [
+        u for u in _units(spec) if _mark(u) == "text" and u["mark"].get("text") == "unmapped"
+    ]
+    assert len(unmapped) == 2
+    rows = _data(spec, fps)
+    assert len(rows) == summary.height
+    assert {(r["graph"], r["accelerator"]) for r in rows if r["status"] == "unmapped"} == {
+        ("gsplat", "edge_npu")
+    }
+
+
+# --------------------------------------------------------------------------- export
+
+
+@pytest.mark.parametrize("suffix", [".png", ".svg", ".html"])
+def test_save_chart_formats(frames: dict[str, pl.DataFrame], tmp_path: Path, suffix: str) -> None:
+    chart = charts.matrix_chart(frames["summary"])
+    path = charts.save_chart(chart, tmp_path / f"matrix{suffix}")
+    data = path.read_bytes()
+    if suffix == ".png":
+        assert data.startswith(b"\x89PNG\r\n\x1a\n")
+    elif suffix == ".svg":
+        assert b"<svg" in data[:200] and b"unmapped" in data
+    else:
+        assert b"<script src" not in data and b"vegaEmbed" in data
+    assert [p.name for p in tmp_path.iterdir()] == [f"matrix{suffix}"]  # no temporary left
+
+
+def test_save_chart_is_deterministic(frames: dict[str, pl.DataFrame], tmp_path: Path) -> None:
+    chart = charts.gantt_chart(frames["schedule"].filter(graph="gsplat", accelerator="server_npu"))
+    a = charts.save_chart(chart, tmp_path / "a.png").read_bytes()
+    b = charts.save_chart(chart, tmp_path / "b.png").read_bytes()
+    assert a == b
+
+
+def test_save_chart_fetches_nothing(tmp_path: Path) -> None:
+    remote = alt.Chart(alt.Data(url="https://example.invalid/data.csv")).mark_point()
+    with pytest.raises(
+        NerframeError, match=r"remote\.png: chart export failed.*External data url not allowed"
+    ):
+        charts.save_chart(remote.encode(x="a:Q"), tmp_path / "remote.png")
+    assert not list(tmp_path.iterdir())
+
+
+def test_save_chart_rejects_unknown_format(frames: dict[str, pl.DataFrame], tmp_path: Path) -> None:
+    with pytest.raises(NerframeError, match=r"unknown chart format '\.pdf'"):
+        charts.save_chart(charts.matrix_chart(frames["summary"]), tmp_path / "m.pdf")
