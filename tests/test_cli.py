@@ -1,0 +1,128 @@
+"""The nerframe command line: outputs, one-line errors, no partial files."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from nerframe.cli import main
+
+
+def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "nerframe.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        check=False,
+    )
+
+
+def test_pipelines_table(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["pipelines"]) == 0
+    out = capsys.readouterr().out
+    assert "825,444,532,224" in out and "instant3d" in out
+
+
+def test_costs_table_has_totals(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["costs", "neurex"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[-1].startswith("total") and "7,887,388,672" in lines[-1]
+
+
+def test_costs_formats(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["costs", "gscore", "--gaussians", "1000000", "--fine", "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["op_type"] for r in rows][:2] == ["FrustumCulling", "Projection"]
+    assert rows[0]["G"] == 1_000_000
+    for suffix in ("csv", "json", "parquet"):
+        assert main(["costs", "neurex", "-o", str(tmp_path / f"c.{suffix}")]) == 0
+    frame = pl.read_parquet(tmp_path / "c.parquet")
+    assert frame["flops"].sum() == 7_887_388_672
+    assert pl.read_csv(tmp_path / "c.csv")["flops"].sum() == 7_887_388_672
+    assert len(json.loads((tmp_path / "c.json").read_text())) == 5
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["costs", "nope"], "error: unknown pipeline 'nope'"),
+        (["costs", "neurex", "--rays", "0"], "error: ops row 0 (graph 'neurex', op_id 0"),
+        (["costs", "neurex", "--rays", "x"], "error: argument --rays: invalid int value"),
+        (["schedule", "gscore", "--hardware", "neurex"], "error: accelerator 'neurex' has no"),
+        (["hardware", "missing.json"], "error: "),
+        (["query", "matrix", "--store", "nowhere"], "error: nowhere: not a nerframe result store"),
+        (["report", "nowhere"], "error: nowhere: not a nerframe result store"),
+    ],
+)
+def test_errors_are_one_line(args: list[str], message: str, tmp_path: Path) -> None:
+    result = run(*args, "-o", str(tmp_path / "out.csv")) if args[0] == "costs" else run(*args)
+    assert result.returncode != 0
+    assert result.stderr.startswith(message), result.stderr
+    assert result.stderr.count("\n") == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    assert not (tmp_path / "out.csv").exists()
+
+
+def test_bad_format_leaves_no_file(tmp_path: Path) -> None:
+    result = run("roofline", "neurex", "-o", str(tmp_path / "chart.gif"))
+    assert result.returncode == 1 and result.stderr.startswith("error: ")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_hardware_listing_and_warnings(shared: Path) -> None:
+    listing = run("hardware")
+    assert listing.returncode == 0 and "neurex_server" in listing.stdout
+    original = run("hardware", str(shared / "data/rendersim/hardware/cicero_config.json"))
+    assert original.returncode == 0
+    assert "warning: accelerator_name 'ICARUS' does not match" in original.stderr
+
+
+def test_schedule_command(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["schedule", "neurex", "--hardware", "neurex"]) == 0
+    out = capsys.readouterr().out
+    assert "index_generation_unit" in out and "bottleneck_module" in out
+    assert (
+        main(["schedule", "neurex", "--hardware", "neurex", "--summary", "--format", "json"]) == 0
+    )
+    (summary,) = json.loads(capsys.readouterr().out)
+    assert summary["status"] == "ok" and summary["batches"] == 157
+
+
+def test_schedule_a_graph_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "mine.json"
+    path.write_text(
+        json.dumps(
+            {
+                "ops": [
+                    {
+                        "op_type": "MLP",
+                        "B": 64,
+                        "N": 8,
+                        "in_dim": 3,
+                        "num_layers": 2,
+                        "layer_width": 16,
+                    }
+                ]
+            }
+        )
+    )
+    assert main(["schedule", str(path), "--hardware", "neurex", "--format", "csv"]) == 0
+    assert "systolic_array_32x32" in capsys.readouterr().out
+
+
+def test_analyze_then_query(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    result = run("analyze", "neurex", "gbu", "-o", str(store), "--no-report")
+    assert result.returncode == 0, result.stderr
+    assert "neurex_server" in result.stdout
+    assert (store / "store.json").exists()
+    query = run(
+        "query", "SELECT count(*) AS n FROM summary", "--store", str(store), "--format", "json"
+    )
+    assert json.loads(query.stdout) == [{"n": 3}]

@@ -1,0 +1,143 @@
+"""nerframe.schedule: mapping, hand-computed frames and PPA, every built-in pair."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+import nerframe
+from nerframe.hardware import BUILTIN
+from nerframe.pipelines import PIPELINES
+from nerframe.schemas import SCHEDULE, SUMMARY
+
+NATIVE = [(p, a) for p, spec in PIPELINES.items() for a in spec.native]
+
+
+def tiny_accelerator(tmp_path: Path, **changes: object) -> Path:
+    """Two modules at 100 MHz: 'alu' x2 (10 FLOP/cycle, latency 2), 'blend' x1."""
+    spec = {
+        "name": "tiny",
+        "frequency_mhz": 100,
+        "dram_bandwidth_gbps": 0.8,
+        "dram_pj_per_byte": 10,
+        "sram_um2_per_kb": 100,
+        "modules": [
+            {
+                "name": "alu",
+                "type": "SAMPLING",
+                "count": 2,
+                "throughput_ops_per_cycle": 10,
+                "latency_cycles": 2,
+                "area_um2": 1000,
+                "power_uw": 5000,
+                "memory_kb": 0,
+            },
+            {
+                "name": "blend",
+                "type": "BLENDING",
+                "count": 1,
+                "throughput_ops_per_cycle": 4,
+                "latency_cycles": 0,
+                "area_um2": 500,
+                "power_uw": 1000,
+                "memory_kb": 0,
+            },
+        ],
+        "sram": [{"name": "buf", "size_kb": 10}],
+        "operator_mapping": {"UniformSampler": "alu"},
+    } | changes
+    path = tmp_path / "tiny.json"
+    path.write_text(json.dumps(spec))
+    return path
+
+
+def tiny_graph(frame_pixels: int = 100) -> nerframe.Graph:
+    # UniformSampler B=10,N=4: 40 flops, 10+40 elems; RGBRenderer: 240 flops, 120+40+30 elems.
+    ops = [
+        {"op_type": "UniformSampler", "B": 10, "N": 4, "bitwidth": 8},
+        {"op_type": "RGBRenderer", "B": 10, "N": 4, "bitwidth": 8},
+    ]
+    return nerframe.graph("tiny", ops, [(0, 1)], frame_pixels=frame_pixels)
+
+
+def test_hand_computed_schedule_and_ppa(tmp_path: Path) -> None:
+    result = nerframe.schedule(tiny_graph(), nerframe.accelerator(tiny_accelerator(tmp_path)))
+    s = result.schedule.rows_by_key("op_id", named=True, unique=True)
+    # 8 bytes/cycle. Sampler: compute ceil(40/20)=2, memory ceil(50/8)=7 -> 2+7 = 9.
+    assert (s[0]["module"], s[0]["instances"], s[0]["compute_cycles"]) == ("alu", 2, 2)
+    assert (s[0]["memory_cycles"], s[0]["bound"], s[0]["end_cycle"]) == (7, "memory", 9)
+    # Renderer: compute ceil(240/4)=60, memory ceil(190/8)=24 -> 60, after the sampler.
+    assert (s[1]["module"], s[1]["start_cycle"], s[1]["end_cycle"]) == ("blend", 9, 69)
+    assert s[1]["bound"] == "compute"
+    summary = result.summary.row(0, named=True)
+    assert summary["makespan_cycles"] == 69
+    assert summary["interval_cycles"] == 60  # blend is busiest
+    assert summary["bottleneck_module"] == "blend"
+    assert summary["batches"] == 10
+    assert summary["frame_cycles"] == 69 + 9 * 60
+    assert summary["frame_time_s"] == (69 + 9 * 60) / 100e6
+    energy_batch = (5000 * 2 * 1e-6 * 9 / 100e6 + 50 * 10e-12) + (
+        1000 * 1e-6 * 60 / 100e6 + 190 * 10e-12
+    )
+    assert summary["energy_per_frame_j"] == pytest.approx(10 * energy_batch, rel=1e-12)
+    assert summary["avg_power_w"] == pytest.approx(summary["energy_per_frame_j"] * summary["fps"])
+    assert summary["area_mm2"] == pytest.approx((2 * 1000 + 500 + 10 * 100) / 1e6)
+    assert summary["dram_utilization"] == pytest.approx(240 / (69 * 8))
+    assert summary["total_flops"] == 280
+    assert result.schedule.schema == SCHEDULE and result.summary.schema == SUMMARY
+
+
+def test_unpipelined_and_instance_parallelism(tmp_path: Path) -> None:
+    accel = nerframe.accelerator(tiny_accelerator(tmp_path))
+    serial = nerframe.schedule(tiny_graph(), accel, pipelined=False).summary.row(0, named=True)
+    assert serial["frame_cycles"] == 10 * 69
+    inst = nerframe.schedule(tiny_graph(), accel, parallelism="instance")
+    first = inst.schedule.row(0, named=True)
+    assert (first["instances"], first["compute_cycles"], first["end_cycle"]) == (1, 4, 9)
+
+
+def test_unmapped_names_every_op_type(tmp_path: Path) -> None:
+    accel = nerframe.accelerator(tiny_accelerator(tmp_path))
+    g = nerframe.pipeline("neurex")
+    with pytest.raises(nerframe.UnmappedError, match=r"HashEncoding, MLP .*alu \(SAMPLING\)"):
+        nerframe.schedule(g, accel)
+
+
+def test_unknown_parallelism() -> None:
+    with pytest.raises(nerframe.NerframeError, match="unknown parallelism 'both'"):
+        nerframe.schedule(nerframe.pipeline("neurex"), "neurex", parallelism="both")
+
+
+@pytest.mark.parametrize(("pipeline", "accel"), NATIVE)
+@pytest.mark.parametrize("fine", [False, True])
+def test_every_native_pair_runs(pipeline: str, accel: str, fine: bool) -> None:
+    g = nerframe.pipeline(pipeline)
+    result = nerframe.schedule(nerframe.expand(g) if fine else g, accel)
+    summary = result.summary.row(0, named=True)
+    assert summary["status"] == "ok"
+    for column in (
+        "makespan_cycles",
+        "interval_cycles",
+        "fps",
+        "energy_per_frame_j",
+        "avg_power_w",
+        "area_mm2",
+        "dram_utilization",
+        "total_flops",
+    ):
+        assert math.isfinite(summary[column]) and summary[column] > 0, column
+    ends = result.schedule["end_cycle"]
+    assert ends.max() == summary["makespan_cycles"]
+    assert (result.schedule["duration_cycles"] > 0).all()
+
+
+def test_the_matrix_covers_every_builtin() -> None:
+    assert sorted({a for _, a in NATIVE}) == sorted(BUILTIN)
+
+
+def test_same_input_same_schedule() -> None:
+    g = nerframe.pipeline("srender")
+    assert nerframe.schedule(g, "neurex").schedule.equals(nerframe.schedule(g, "neurex").schedule)
