@@ -1,0 +1,89 @@
+"""DuckDB SQL over a result store.
+
+`connect` opens an in-memory DuckDB database with one view per table of a store
+(``ops``, ``edges``, ``costs``, ``schedule``, ``summary``, ``roofline``, and
+``accelerators``/``modules`` when present); the views read the store's Parquet
+files in place. `query` runs raw SQL or a named query (``queries/NAME.sql``,
+shipped as package data) and returns a polars DataFrame.
+
+>>> sorted(named_queries())
+['bottlenecks', 'breakdown', 'matrix', 'roofline', 'top_ops']
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from importlib import resources
+from pathlib import Path
+
+import duckdb
+import polars as pl
+
+from nerframe.errors import NerframeError
+from nerframe.store import tables
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def connect(store: str | Path) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB connection with a view over the Parquet files of each table.
+
+    A missing or unreadable store is a `NerframeError`.
+    """
+    con = duckdb.connect(":memory:")
+    for table, parts in tables(store).items():
+        files = ", ".join(_literal(str(p)) for p in parts)
+        # graph and accelerator are real columns, so the hive folder names are not read.
+        con.execute(
+            f'CREATE VIEW "{table}" AS SELECT * FROM read_parquet([{files}], '
+            "union_by_name = true, hive_partitioning = false)"
+        )
+    return con
+
+
+@cache
+def named_queries() -> dict[str, str]:
+    """Every named query: name -> SQL text, read from the installed package data."""
+    folder = resources.files("nerframe.queries")
+    return {
+        entry.name.removesuffix(".sql"): entry.read_text(encoding="utf-8")
+        for entry in sorted(folder.iterdir(), key=lambda e: e.name)
+        if entry.name.endswith(".sql")
+    }
+
+
+def query(sql_or_name: str, store: str | Path) -> pl.DataFrame:
+    """Run a named query (a name from `named_queries`) or raw SQL over `store`.
+
+    Any failure (unknown name, bad SQL, missing table or store) is a `NerframeError`
+    whose one-line message names the query and gives DuckDB's reason.
+    """
+    text = sql_or_name.strip()
+    if not text:
+        raise NerframeError("empty query: give a query name or SQL")
+    queries = named_queries()
+    if _NAME.fullmatch(text):
+        if text not in queries:
+            raise NerframeError(
+                f"unknown query {text!r}; named queries: {', '.join(queries)} (or give SQL)"
+            )
+        sql, label = queries[text], f"query {text!r}"
+    else:
+        sql, label = sql_or_name, "SQL query"
+    con = connect(store)
+    try:
+        relation = con.sql(sql)
+        # DuckDB before 2.0 gives no relation for a statement without a result.
+        if relation is None:
+            raise NerframeError(f"{label} returned no table (only SELECT-like SQL does)")
+        return relation.pl()
+    except duckdb.Error as e:
+        reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise NerframeError(f"{label} failed on store {store}: {reason}") from None
+    finally:
+        con.close()
