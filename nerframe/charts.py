@@ -19,6 +19,7 @@ any network access, using the Liberation Sans font vl-convert ships with.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -716,6 +717,29 @@ def matrix_chart(summary: pl.DataFrame) -> Chart:
 # --------------------------------------------------------------------------- export
 
 
+_SVG_ID = re.compile(r'(?<=id=")(clip|gradient_)(\d+)(?=")|(?<=url\(#)(clip|gradient_)(\d+)(?=\))')
+
+
+def _stable_ids(svg: str) -> str:
+    """Number the clip-path and gradient ids of `svg` from 0 in order of appearance.
+
+    Vega numbers them with counters that run on across every conversion of the
+    process, so the same chart would otherwise differ from one export to the next.
+    """
+    renamed: dict[str, str] = {}
+    counts: dict[str, int] = {}
+
+    def rename(match: re.Match[str]) -> str:
+        prefix = match[1] or match[3]
+        old = match[0]
+        if old not in renamed:
+            renamed[old] = f"{prefix}{counts.get(prefix, 0)}"
+            counts[prefix] = counts.get(prefix, 0) + 1
+        return renamed[old]
+
+    return _SVG_ID.sub(rename, svg)
+
+
 def save_chart(chart: Chart, path: str | Path) -> Path:
     """Write `chart` as PNG, SVG or self-contained HTML (by the suffix of `path`),
     offline, atomically; returns the path."""
@@ -728,7 +752,7 @@ def save_chart(chart: Chart, path: str | Path) -> Path:
         if suffix == ".png":
             data: bytes | str = vlc.vegalite_to_png(spec, scale=2, allowed_base_urls=[], **offline)
         elif suffix == ".svg":
-            data = vlc.vegalite_to_svg(spec, allowed_base_urls=[], **offline)
+            data = _stable_ids(vlc.vegalite_to_svg(spec, allowed_base_urls=[], **offline))
         elif suffix == ".html":
             data = vlc.vegalite_to_html(spec, bundle=True, renderer="svg", **offline)
         else:

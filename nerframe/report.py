@@ -1,0 +1,382 @@
+"""The offline HTML report of a result store.
+
+`build_report` reads a store's tables and writes:
+
+- ``report.html``: one self-contained page (Vega, Vega-Lite and vega-embed inlined
+  from vl-convert's bundle, every chart spec and its data inlined; it requests
+  nothing from any server). An overview (pipeline × accelerator matrix and table,
+  unmapped pairs with their message, accelerator load warnings), then per pipeline
+  its operator graph and, per accelerator it ran on, the schedule Gantt chart, the
+  roofline against the accelerator's own system and the A100, the breakdown by
+  category, and warnings (DRAM utilisation above 1 means the schedule is optimistic);
+- ``summary.md``: the summary as a short Markdown table;
+- ``charts/NAME.png`` and ``charts/NAME.svg`` for every chart.
+
+The same store always gives byte-identical files: everything is sorted and the
+only time shown is the one in ``store.json``.
+
+>>> build_report("no-such-store")
+Traceback (most recent call last):
+...
+nerframe.errors.NerframeError: no-such-store: not a nerframe result store (no store.json)
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import polars as pl
+import vl_convert as vlc
+
+from nerframe import charts
+from nerframe.atomic import atomic_path
+from nerframe.errors import NerframeError
+from nerframe.roofline import PRESETS, System, roofline
+from nerframe.store import read_manifest, tables
+
+REQUIRED = ("summary", "schedule", "costs", "ops", "edges")
+"""Tables a store needs for a report (``roofline`` and ``accelerators`` are optional)."""
+
+REFERENCE_SYSTEM = PRESETS["A100"]
+
+
+@dataclass(frozen=True)
+class _Figure:
+    name: str  # file stem under charts/
+    chart: charts.Chart
+
+
+@dataclass
+class _Page:
+    """HTML fragments in document order, and the charts they place."""
+
+    parts: list[str]
+    figures: list[_Figure]
+
+    def add(self, fragment: str) -> None:
+        self.parts.append(fragment)
+
+    def figure(self, name: str, chart: charts.Chart) -> None:
+        index = len(self.figures)
+        self.figures.append(_Figure(name, chart))
+        self.parts.append(f'<div class="chart" data-chart="{index}"></div>')
+
+    def note(self, text: str) -> None:
+        self.parts.append(f'<p class="note">{_e(text)}</p>')
+
+
+def _e(text: object) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _num(value: float | int | None, digits: int = 4) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return f"{value:.{digits}g}"
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.]+", "_", name)
+
+
+def _load(store: Path) -> dict[str, pl.DataFrame]:
+    parts = tables(store)
+    missing = [t for t in REQUIRED if t not in parts]
+    if missing:
+        raise NerframeError(
+            f"{store}: cannot build a report, table(s) missing: {', '.join(missing)}"
+        )
+    try:
+        return {
+            name: pl.concat(
+                [pl.read_parquet(f, hive_partitioning=False) for f in files],
+                how="diagonal_relaxed",
+            )
+            for name, files in parts.items()
+        }
+    except (OSError, pl.exceptions.PolarsError) as e:
+        raise NerframeError(f"{store}: unreadable table ({str(e).splitlines()[0]})") from None
+
+
+def _own_system(accel: str, frames: dict[str, pl.DataFrame]) -> System | None:
+    """The accelerator's roofline system, from the accelerators table or else from the
+    store's roofline rows."""
+    if "accelerators" in frames:
+        row = frames["accelerators"].filter(pl.col("accelerator") == accel)
+        if row.height:
+            peak, bandwidth = row.select("peak_tflops", "dram_bandwidth_gbps").row(0)
+            return System(accel, peak, bandwidth, source="store accelerators table")
+    if "roofline" in frames:
+        row = frames["roofline"].filter(pl.col("system") == accel)
+        if row.height:
+            peak, bandwidth = row.select("peak_tflops", "bandwidth_gbps").row(0)
+            return System(accel, peak, bandwidth, source="store roofline table")
+    return None
+
+
+def _accelerator_warnings(frames: dict[str, pl.DataFrame]) -> dict[str, list[str]]:
+    if "accelerators" not in frames:
+        return {}
+    rows = frames["accelerators"].select("accelerator", "warnings").sort("accelerator")
+    return {accel: sorted(w or []) for accel, w in rows.iter_rows() if w}
+
+
+_COLUMNS = (
+    ("graph", "pipeline"),
+    ("accelerator", "accelerator"),
+    ("status", "status"),
+    ("fps", "fps"),
+    ("energy_per_frame_j", "energy/frame (J)"),
+    ("avg_power_w", "avg power (W)"),
+    ("area_mm2", "area (mm²)"),
+    ("dram_utilization", "DRAM util."),
+    ("bottleneck_module", "bottleneck"),
+)
+_NUMERIC = {"fps", "energy_per_frame_j", "avg_power_w", "area_mm2", "dram_utilization"}
+
+
+def _cells(row: dict[str, object]) -> list[str]:
+    return [
+        _num(row[c]) if c in _NUMERIC else ("–" if row[c] is None else str(row[c]))
+        for c, _ in _COLUMNS
+    ]
+
+
+def _summary_markdown(summary: pl.DataFrame) -> str:
+    lines = [
+        "# nerframe summary",
+        "",
+        "| " + " | ".join(title for _, title in _COLUMNS) + " |",
+        "|" + "|".join("---:" if c in _NUMERIC else "---" for c, _ in _COLUMNS) + "|",
+    ]
+    lines += [
+        "| " + " | ".join(c.replace("|", "\\|") for c in _cells(row)) + " |"
+        for row in summary.iter_rows(named=True)
+    ]
+    unmapped = summary.filter(pl.col("status") != "ok")
+    if unmapped.height:
+        lines += ["", "Unmapped pairs:", ""]
+        lines += [
+            f"- {g} on {a}: {m}"
+            for g, a, m in unmapped.select("graph", "accelerator", "message").iter_rows()
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def _summary_table(summary: pl.DataFrame) -> str:
+    head = "".join(f"<th>{_e(title)}</th>" for _, title in _COLUMNS)
+    body = []
+    for row in summary.iter_rows(named=True):
+        cells = "".join(
+            f'<td class="{"num" if c in _NUMERIC else "text"}">{_e(v)}</td>'
+            for (c, _), v in zip(_COLUMNS, _cells(row), strict=True)
+        )
+        body.append(f'<tr class="{_e(row["status"])}">{cells}</tr>')
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def _warning_list(items: list[str]) -> str:
+    return '<ul class="warnings">' + "".join(f"<li>{_e(i)}</li>" for i in items) + "</ul>"
+
+
+def _pair_section(
+    page: _Page, row: dict[str, object], frames: dict[str, pl.DataFrame], load: list[str]
+) -> None:
+    graph, accel = str(row["graph"]), str(row["accelerator"])
+    stem = f"{_slug(graph)}--{_slug(accel)}"
+    page.add(f'<section id="{_e(stem)}"><h3>{_e(graph)} on {_e(accel)}</h3>')
+    page.add(
+        "<p>"
+        + " · ".join(
+            f"{title}: {_e(_num(row[c]))}"
+            for c, title in (
+                ("fps", "fps"),
+                ("energy_per_frame_j", "energy/frame (J)"),
+                ("avg_power_w", "avg power (W)"),
+                ("makespan_cycles", "makespan (cycles)"),
+                ("interval_cycles", "interval (cycles)"),
+                ("batches", "batches"),
+            )
+        )
+        + f" · bottleneck: {_e(row['bottleneck_module'] or '–')}</p>"
+    )
+    warnings = []
+    utilization = row["dram_utilization"]
+    if isinstance(utilization, float) and utilization > 1:
+        warnings.append(
+            f"DRAM utilisation {utilization:.3g} > 1: the batch moves more data than DRAM can "
+            "deliver within its makespan, so the schedule is optimistic."
+        )
+    warnings += [f"accelerator {accel}: {w}" for w in load]
+    if warnings:
+        page.add(_warning_list(warnings))
+    schedule = frames["schedule"].filter(
+        (pl.col("graph") == graph) & (pl.col("accelerator") == accel)
+    )
+    if schedule.height:
+        page.figure(f"gantt--{stem}", charts.gantt_chart(schedule))
+    else:
+        page.note("The store holds no schedule rows for this pair.")
+    costs = frames["costs"].filter(pl.col("graph") == graph)
+    own = _own_system(accel, frames)
+    systems = [s for s in (own, REFERENCE_SYSTEM) if s is not None]
+    if own is None:
+        page.note(f"No roofline system for {accel} in the store; showing {REFERENCE_SYSTEM.name}.")
+    if costs.height:
+        unique = list({s.name: s for s in systems}.values())
+        page.figure(f"roofline--{stem}", charts.roofline_chart(roofline(costs, unique)))
+    if schedule.height:
+        page.figure(f"breakdown--{stem}", charts.breakdown_chart(schedule))
+    page.add("</section>")
+
+
+def _document(page: _Page, specs: list[dict[str, object]]) -> str:
+    payload = json.dumps(
+        {"config": charts.CONFIG, "charts": specs},
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+        allow_nan=False,
+    )
+    # "<" only occurs inside JSON strings, where \u003c means the same and cannot
+    # close the script element.
+    payload = payload.replace("<", "\\u003c")
+    return (
+        "<!DOCTYPE html>\n"
+        '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        "<title>nerframe report</title>\n"
+        f"<style>{_STYLE}</style>\n"
+        f"<script>{_bundle()}</script>\n"
+        "</head>\n<body>\n"
+        + "\n".join(page.parts)
+        + f'\n<script type="application/json" id="nerframe-charts">{payload}</script>\n'
+        + f"<script>{_RENDER}</script>\n</body>\n</html>\n"
+    )
+
+
+@cache
+def _bundle() -> str:
+    """Vega, Vega-Lite and vega-embed as one script, from vl-convert (no network)."""
+    code = vlc.javascript_bundle(vl_version=charts.VL_VERSION)
+    # An end tag inside the code would end the script element; "<\/" means "</" in JS
+    # strings and regular expressions alike.
+    return re.sub(r"</(script)", r"<\\/\1", code, flags=re.IGNORECASE)
+
+
+_STYLE = """
+body { font-family: "Liberation Sans", Arial, sans-serif; margin: 2em auto; max-width: 1400px;
+       padding: 0 1em; color: #222; }
+h1 { margin-bottom: 0.2em; } h2 { border-bottom: 1px solid #ccc; margin-top: 2em; }
+table { border-collapse: collapse; margin: 1em 0; font-size: 0.9em; }
+th, td { border: 1px solid #ddd; padding: 0.3em 0.6em; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+tr.unmapped { color: #888; }
+.warnings li { color: #a33; } .note { color: #666; font-style: italic; }
+.chart { margin: 1em 0; overflow-x: auto; } .meta { color: #666; }
+nav ul { columns: 3; }
+""".strip()
+
+_RENDER = """
+(function () {
+  var data = JSON.parse(document.getElementById("nerframe-charts").textContent);
+  var targets = Array.prototype.slice.call(document.querySelectorAll("[data-chart]"));
+  var jobs = targets.map(function (el) {
+    var spec = data.charts[Number(el.getAttribute("data-chart"))];
+    return vegaEmbed(el, spec, {actions: false, renderer: "svg", config: data.config}).then(
+      function () { return true; },
+      function (err) {
+        el.textContent = "chart failed: " + err;
+        console.error("nerframe chart " + el.getAttribute("data-chart") + ": " + err);
+        return false;
+      });
+  });
+  Promise.all(jobs).then(function (done) {
+    document.body.setAttribute("data-charts-rendered",
+      String(done.filter(function (ok) { return ok; }).length));
+  });
+})();
+""".strip()
+
+
+def build_report(store: str | Path, output: str | Path | None = None) -> Path:
+    """Write the report of `store` (``report.html`` or `output`, ``summary.md`` and
+    ``charts/``) and return the HTML path."""
+    store = Path(store)
+    manifest = read_manifest(store)
+    frames = _load(store)
+    summary = frames["summary"].sort("graph", "accelerator")
+    load = _accelerator_warnings(frames)
+    page = _Page([], [])
+    page.add("<h1>nerframe report</h1>")
+    page.add(
+        f'<p class="meta">nerframe {_e(manifest.get("nerframe_version"))}'
+        f" · store created {_e(manifest.get('created'))}</p>"
+    )
+    page.add(
+        "<details><summary>run</summary><pre>"
+        + _e(json.dumps(manifest.get("run"), indent=2, sort_keys=True))
+        + "</pre></details>"
+    )
+    graphs = summary["graph"].unique().sort().to_list()
+    page.add(
+        '<nav><ul><li><a href="#overview">overview</a></li>'
+        + "".join(f'<li><a href="#{_e(_slug(g))}">{_e(g)}</a></li>' for g in graphs)
+        + "</ul></nav>"
+    )
+    page.add('<section id="overview"><h2>Overview</h2>')
+    page.figure("matrix", charts.matrix_chart(summary))
+    page.add(_summary_table(summary))
+    unmapped = summary.filter(pl.col("status") != "ok")
+    if unmapped.height:
+        page.add("<h3>Unmapped pairs</h3><ul>")
+        page.add(
+            "".join(
+                f"<li>{_e(g)} on {_e(a)}: {_e(m)}</li>"
+                for g, a, m in unmapped.select("graph", "accelerator", "message").iter_rows()
+            )
+            + "</ul>"
+        )
+    if load:
+        page.add("<h3>Accelerator load warnings</h3>")
+        page.add(_warning_list([f"{a}: {w}" for a, ws in load.items() for w in ws]))
+    page.add("</section>")
+    for graph in graphs:
+        page.add(f'<section id="{_e(_slug(graph))}"><h2>{_e(graph)}</h2>')
+        ops = frames["ops"].filter(pl.col("graph") == graph)
+        if ops.height:
+            page.figure(f"graph--{_slug(graph)}", charts.graph_chart(ops, frames["edges"]))
+        for row in summary.filter(graph=graph).iter_rows(named=True):
+            if row["status"] == "ok":
+                _pair_section(page, row, frames, load.get(str(row["accelerator"]), []))
+            else:
+                page.note(f"{row['accelerator']}: {row['status']} ({row['message']})")
+        page.add("</section>")
+
+    names = [f.name for f in page.figures]
+    if len(set(names)) != len(names):
+        raise NerframeError(f"{store}: pipeline or accelerator names collide in chart file names")
+    folder = store / "charts"
+    specs = []
+    for figure in page.figures:
+        specs.append(figure.chart.to_dict())
+        for suffix in (".png", ".svg"):
+            charts.save_chart(figure.chart, folder / f"{figure.name}{suffix}")
+    # Charts of an earlier build of this store that no longer exist would mislead.
+    keep = {f"{n}{s}" for n in names for s in (".png", ".svg")}
+    for stale in sorted(folder.glob("*")):
+        if stale.suffix in (".png", ".svg") and stale.name not in keep:
+            stale.unlink()
+    with atomic_path(store / "summary.md") as tmp:
+        tmp.write_text(_summary_markdown(summary), encoding="utf-8")
+    target = Path(output) if output is not None else store / "report.html"
+    with atomic_path(target) as tmp:
+        tmp.write_text(_document(page, specs), encoding="utf-8")
+    return target

@@ -1,0 +1,272 @@
+"""The HTML report: its files, self-containment, determinism, content, and a real
+headless-Chromium rendering with networking disabled."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import select
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from store_fixture import write_store
+
+from nerframe.errors import NerframeError
+from nerframe.report import build_report
+
+CHROMIUM = Path("/usr/bin/chromium")
+
+# 1 matrix + 2 operator graphs + (Gantt, roofline, breakdown) for each of the 3 ok pairs.
+CHARTS = {
+    "matrix",
+    "graph--gsplat",
+    "graph--hashnerf_train",
+    *(
+        f"{kind}--{pair}"
+        for kind in ("gantt", "roofline", "breakdown")
+        for pair in ("gsplat--server_npu", "hashnerf_train--edge_npu", "hashnerf_train--server_npu")
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    store = write_store(tmp_path_factory.mktemp("store"))
+    build_report(store)
+    return store
+
+
+def test_files(store: Path) -> None:
+    page = (store / "report.html").read_text()
+    assert page.count('<div class="chart" data-chart="') == len(CHARTS)
+    names = {p.stem for p in (store / "charts").iterdir()}
+    assert names == CHARTS
+    for name in CHARTS:
+        assert (store / "charts" / f"{name}.png").read_bytes().startswith(b"\x89PNG")
+        assert "<svg" in (store / "charts" / f"{name}.svg").read_text()[:200]
+    assert not list(store.rglob(".*.tmp"))
+
+
+def test_nothing_would_load_from_a_server(store: Path) -> None:
+    page = (store / "report.html").read_text()
+    scripts = re.findall(r"<script([^>]*)>", page)
+    assert scripts == ["", ' type="application/json" id="nerframe-charts"', ""]
+    # Vega, Vega-Lite and vega-embed are inlined.
+    assert "window.vegaEmbed=" in page.replace(" ", "")
+    # The markup outside the scripts (the inlined libraries mention tags in strings).
+    markup = re.sub(r"(<script[^>]*>).*?(</script>)", r"\1\2", page, flags=re.DOTALL)
+    assert not re.search(r"<link\b", markup, flags=re.IGNORECASE)
+    assert not re.search(r"<(img|iframe|embed|object|source)\b", markup, flags=re.IGNORECASE)
+    assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", markup, flags=re.I)
+    assert not re.search(r"url\(\s*[\"']?\s*(https?:)?//", markup, flags=re.IGNORECASE)
+    assert "@import" not in markup
+
+
+def test_same_store_same_bytes(store: Path, tmp_path: Path) -> None:
+    first = (store / "report.html").read_bytes()
+    summary = (store / "summary.md").read_bytes()
+    charts = {p.name: p.read_bytes() for p in (store / "charts").iterdir()}
+    again = build_report(store, tmp_path / "again.html")
+    assert again == tmp_path / "again.html"
+    assert again.read_bytes() == first
+    assert (store / "summary.md").read_bytes() == summary
+    assert {p.name: p.read_bytes() for p in (store / "charts").iterdir()} == charts
+
+
+def test_overview_warnings_and_unmapped(store: Path) -> None:
+    page = (store / "report.html").read_text()
+    overview = page[page.index('<section id="overview">') : page.index('<section id="gsplat">')]
+    assert overview.count("<tr class=") == 4
+    assert "gsplat on edge_npu: unmapped op types: Projection, SubtileSkip" in overview
+    assert "edge_npu: original-format file: throughputs may be MAC counts" in overview
+    pair = page[page.index('<section id="gsplat--server_npu">') :]
+    pair = pair[: pair.index("</section>")]
+    assert "DRAM utilisation 1.19 &gt; 1" in pair and "optimistic" in pair
+    edge = page[page.index('<section id="hashnerf_train--edge_npu">') :]
+    edge = edge[: edge.index("</section>")]
+    assert "accelerator edge_npu: original-format file" in edge
+    assert "DRAM utilisation" not in edge
+    created = json.loads((store / "store.json").read_text())["created"]
+    assert f"store created {created}" in page
+
+
+def test_summary_markdown(store: Path) -> None:
+    lines = (store / "summary.md").read_text().splitlines()
+    table = [line for line in lines if line.startswith("|")]
+    assert table[0].startswith("| pipeline | accelerator | status | fps |")
+    assert len(table) == 2 + 4
+    assert "| gsplat | edge_npu | unmapped | – |" in table[2]
+    assert any(line.startswith("- gsplat on edge_npu: unmapped op types") for line in lines)
+
+
+def test_stale_charts_go(store: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "store"
+    shutil.copytree(store, copy)
+    (copy / "charts" / "gantt--gone--npu.png").write_bytes(b"old")
+    (copy / "charts" / "notes.txt").write_text("mine")
+    build_report(copy)
+    assert not (copy / "charts" / "gantt--gone--npu.png").exists()
+    assert (copy / "charts" / "notes.txt").exists()
+
+
+def test_store_without_accelerators_table(store: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "store"
+    shutil.copytree(store, copy)
+    shutil.rmtree(copy / "accelerators")
+    page = build_report(copy).read_text()
+    assert "Accelerator load warnings" not in page
+    # The accelerator's own roof comes from the store's roofline table instead.
+    assert "server_npu ridge" in (copy / "charts" / "roofline--gsplat--server_npu.svg").read_text()
+
+
+def test_bad_stores(store: Path, tmp_path: Path) -> None:
+    with pytest.raises(NerframeError, match="not a nerframe result store"):
+        build_report(tmp_path / "absent")
+    copy = tmp_path / "store"
+    shutil.copytree(store, copy)
+    shutil.rmtree(copy / "schedule")
+    with pytest.raises(NerframeError, match="table\\(s\\) missing: schedule"):
+        build_report(copy, tmp_path / "r.html")
+    assert not (tmp_path / "r.html").exists()
+
+
+# --------------------------------------------------------------------------- browser
+
+
+class _DevTools:
+    """Chromium driven over the DevTools protocol on a pipe (fds 3 and 4 of the child):
+    no extra package, no debugging port."""
+
+    def __init__(self, profile: Path, log: Path) -> None:
+        to_child, self._write = os.pipe()
+        self._read, from_child = os.pipe()
+        flags = [
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--disable-extensions",
+            f"--user-data-dir={profile}",
+            # Any network request would go to a closed local port and fail.
+            "--proxy-server=127.0.0.1:9",
+            "--proxy-bypass-list=<-loopback>",
+            "--remote-debugging-pipe",
+            "about:blank",
+        ]
+        # A small Python trampoline moves the pipe ends to the fds Chromium expects.
+        trampoline = (
+            "import os, sys; os.dup2(int(sys.argv[1]), 3); os.dup2(int(sys.argv[2]), 4); "
+            "os.execv(sys.argv[3], sys.argv[3:])"
+        )
+        command = [sys.executable, "-c", trampoline, str(to_child), str(from_child)]
+        with log.open("wb") as err:
+            self._process = subprocess.Popen(
+                [*command, str(CHROMIUM), *flags],
+                pass_fds=(to_child, from_child),
+                stdin=subprocess.DEVNULL,
+                stdout=err,
+                stderr=err,
+            )
+        os.close(to_child)
+        os.close(from_child)
+        self._buffer = b""
+        self._next = 0
+        self.events: list[dict[str, Any]] = []
+
+    def call(self, method: str, session: str | None = None, **params: Any) -> dict[str, Any]:
+        self._next += 1
+        message: dict[str, Any] = {"id": self._next, "method": method, "params": params}
+        if session:
+            message["sessionId"] = session
+        os.write(self._write, json.dumps(message).encode() + b"\0")
+        deadline = time.monotonic() + 60
+        while True:
+            reply = self._receive(deadline)
+            if reply.get("id") == self._next:
+                if "error" in reply:
+                    raise RuntimeError(f"{method}: {reply['error']}")
+                return reply["result"]
+            self.events.append(reply)
+
+    def _receive(self, deadline: float) -> dict[str, Any]:
+        while b"\0" not in self._buffer:
+            ready, _, _ = select.select([self._read], [], [], max(deadline - time.monotonic(), 0))
+            if not ready:
+                raise TimeoutError("Chromium did not answer within 60 s")
+            chunk = os.read(self._read, 1 << 16)
+            if not chunk:
+                raise EOFError("Chromium closed the DevTools pipe")
+            self._buffer += chunk
+        raw, self._buffer = self._buffer.split(b"\0", 1)
+        return json.loads(raw)
+
+    def evaluate(self, session: str, expression: str) -> Any:
+        result = self.call("Runtime.evaluate", session, expression=expression, returnByValue=True)
+        return result["result"].get("value")
+
+    def close(self) -> None:
+        try:
+            self.call("Browser.close")
+            self._process.wait(timeout=20)
+        except (OSError, RuntimeError, TimeoutError, EOFError, subprocess.TimeoutExpired):
+            self._process.kill()
+            self._process.wait()
+        finally:
+            os.close(self._write)
+            os.close(self._read)
+
+
+@pytest.mark.browser
+def test_report_renders_offline_in_chromium(store: Path, tmp_path: Path) -> None:
+    if not CHROMIUM.exists():
+        pytest.skip(f"{CHROMIUM} not installed (apt-get install chromium)")
+    url = (store / "report.html").as_uri()
+    log = tmp_path / "chromium.log"
+    browser = _DevTools(tmp_path / "profile", log)
+    try:
+        target = browser.call("Target.createTarget", url="about:blank")["targetId"]
+        session = browser.call("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
+        for domain in ("Runtime", "Log", "Network", "Page"):
+            browser.call(f"{domain}.enable", session)
+        browser.call("Page.navigate", session, url=url)
+        deadline = time.monotonic() + 60
+        rendered = None
+        while rendered is None and time.monotonic() < deadline:
+            rendered = browser.evaluate(
+                session, "document.body && document.body.getAttribute('data-charts-rendered')"
+            )
+            time.sleep(0.2)
+        svgs = browser.evaluate(session, "document.querySelectorAll('[data-chart] svg').length")
+        failed = browser.evaluate(session, "document.body.innerText.includes('chart failed')")
+    finally:
+        browser.close()
+    assert rendered == str(len(CHARTS)), log.read_text(errors="replace")[-2000:]
+    assert svgs == len(CHARTS)
+    assert not failed
+    console = [
+        e["params"]
+        for e in browser.events
+        if e.get("method") == "Runtime.exceptionThrown"
+        or (
+            e.get("method") == "Runtime.consoleAPICalled"
+            and e["params"]["type"] in ("error", "assert", "warning")
+        )
+        or (e.get("method") == "Log.entryAdded" and e["params"]["entry"]["level"] == "error")
+    ]
+    assert not console, json.dumps(console)[:2000]
+    requests = {
+        e["params"]["request"]["url"]
+        for e in browser.events
+        if e.get("method") == "Network.requestWillBeSent"
+    }
+    assert requests == {url}
