@@ -22,6 +22,7 @@ import json
 import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 import altair as alt
 import polars as pl
@@ -141,8 +142,6 @@ def roofline_chart(roofline: pl.DataFrame) -> Chart:
         raise NerframeError(
             f"roofline_chart: {systems.height} systems are too many to draw; filter first"
         )
-    # A store holds the rows of a preset system once per accelerator partition.
-    roofline = roofline.unique(["graph", "op_id", "system"], keep="first", maintain_order=True)
     drawable = (pl.col("flops") > 0) & (pl.col("bytes_total") > 0)
     points = roofline.filter(drawable).with_columns(direction=_direction())
     hidden = roofline.height - points.height
@@ -740,12 +739,13 @@ def _stable_ids(svg: str) -> str:
     return _SVG_ID.sub(rename, svg)
 
 
-def save_chart(chart: Chart, path: str | Path) -> Path:
-    """Write `chart` as PNG, SVG or self-contained HTML (by the suffix of `path`),
+def save_chart(chart: Chart | dict[str, Any], path: str | Path) -> Path:
+    """Write `chart` (or its Vega-Lite spec, ``chart.to_dict()``, when exporting one
+    chart several times) as PNG, SVG or self-contained HTML by the suffix of `path`,
     offline, atomically; returns the path."""
     path = Path(path)
     suffix = path.suffix.lower()
-    spec = chart.to_dict()
+    spec = chart if isinstance(chart, dict) else chart.to_dict()
     # An empty allow-list: vl-convert may not fetch anything, data is inline.
     offline: dict[str, object] = {"vl_version": VL_VERSION, "config": CONFIG}
     try:

@@ -366,9 +366,11 @@ def build_report(store: str | Path, output: str | Path | None = None) -> Path:
     folder = store / "charts"
     specs = []
     for figure in page.figures:
-        specs.append(figure.chart.to_dict())
+        # Converting a chart to its spec validates it, which costs more than rendering.
+        spec = figure.chart.to_dict()
+        specs.append(spec)
         for suffix in (".png", ".svg"):
-            charts.save_chart(figure.chart, folder / f"{figure.name}{suffix}")
+            charts.save_chart(spec, folder / f"{figure.name}{suffix}")
     # Charts of an earlier build of this store that no longer exist would mislead.
     keep = {f"{n}{s}" for n in names for s in (".png", ".svg")}
     for stale in sorted(folder.glob("*")):

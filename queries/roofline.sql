@@ -1,8 +1,8 @@
 -- roofline: per operator and roofline system, arithmetic intensity, attainable FLOP/s (and its share of the peak), bound, ridge and time
-SELECT DISTINCT
+SELECT
     graph,
-    system,
     op_id,
+    system,
     op_type,
     category,
     backward,
@@ -15,4 +15,4 @@ SELECT DISTINCT
     ridge,
     time_s
 FROM roofline
-ORDER BY graph, system, op_id
+ORDER BY graph, op_id, system

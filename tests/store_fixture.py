@@ -16,7 +16,7 @@ from pathlib import Path
 import polars as pl
 
 from nerframe import schemas
-from nerframe.roofline import roofline, system
+from nerframe.roofline import PRESETS, roofline, system
 from nerframe.store import write_manifest, write_table
 
 # (op_type, backward, B, N, G) per pipeline; edges are given separately.
@@ -325,10 +325,9 @@ def write_store(
             if schedule is None:
                 continue
             write_table(root, "schedule", schedule, pipeline=graph, hardware=accel.name)
-            systems = [system(accel), "A100"]
-            write_table(
-                root, "roofline", roofline(costs, systems), pipeline=graph, hardware=accel.name
-            )
+        # As `nerframe analyze` does: per pipeline, the presets and every accelerator.
+        systems = [*PRESETS.values(), *(system(a) for a in chosen)]
+        write_table(root, "roofline", roofline(costs, systems), pipeline=graph)
     accelerators = pl.DataFrame(
         [
             {

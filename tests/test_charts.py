@@ -80,8 +80,9 @@ def test_roofline_chart_marks_and_encodings(frames: dict[str, pl.DataFrame]) -> 
     assert enc["shape"]["scale"]["domain"] == ["forward", "backward"]
     assert {t["title"] for t in enc["tooltip"]} >= {"op", "system", "bound", "intensity (FLOP/B)"}
     rows = _data(spec, points)
-    # One point per (op, system), each A100 row once although every partition holds it.
+    # One point per (op, system): the presets and both accelerators.
     systems = table["system"].unique().to_list()
+    assert sorted(systems) == ["A100", "H100", "edge_npu", "server_npu"]
     assert len(rows) == 7 * len(systems)
     assert {r["direction"] for r in rows} == {"forward", "backward"}
     assert any(r["op"] == "MLP #5 (B)" for r in rows)
