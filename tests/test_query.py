@@ -235,3 +235,16 @@ def test_named_query_on_a_store_without_its_table(store: Path, tmp_path: Path) -
         query("roofline", partial)
     assert str(error.value).startswith(f"query 'roofline' failed on store {partial}: ")
     assert "roofline" in str(error.value).split(": ", 1)[1]
+
+
+def test_named_queries_on_an_analyze_store(tmp_path: Path) -> None:
+    from nerframe.analyze import analyze
+
+    store = analyze(["neurex"], output=tmp_path / "out", report=False).store
+    summary = pl.read_parquet(tables(store)["summary"])
+    for name in named_queries():
+        assert query(name, store).height > 0, name
+    matrix = query("matrix", store)
+    assert matrix.select("graph", "accelerator").rows() == sorted(
+        summary.select("graph", "accelerator").rows()
+    )

@@ -270,3 +270,15 @@ def test_report_renders_offline_in_chromium(store: Path, tmp_path: Path) -> None
         if e.get("method") == "Network.requestWillBeSent"
     }
     assert requests == {url}
+
+
+def test_report_of_an_analyze_store(tmp_path: Path) -> None:
+    from nerframe.analyze import analyze
+
+    store = analyze(["neurex"], output=tmp_path / "out", report=False).store
+    page = build_report(store).read_text()
+    # matrix + operator graph + (Gantt, roofline, breakdown) on neurex and neurex_server
+    assert page.count('<div class="chart" data-chart="') == 8
+    assert len(list((store / "charts").glob("*.png"))) == 8
+    roof = (store / "charts" / "roofline--neurex--neurex.svg").read_text()
+    assert "neurex ridge" in roof and "A100 ridge" in roof
