@@ -1,0 +1,178 @@
+"""List-scheduling kernel throughput: tiny graphs x 1,000,000 configurations, one big DAG.
+
+Figures (in ``benchmark.extra_info``): configurations/s and op placements/s of
+``schedule_configs`` (end to end, input validation included) on a 5-op neurex-like
+graph and a 7-op "fine" variant, in both parallelism modes; the plain-Python
+reference's rate on the first 2,000 of those configurations and the speed-up; and
+ops/s on one random DAG of 100,000 ops. Asserts >= 20 M placements/s and >= 100x
+the reference. Run with
+``pytest benchmarks/test_bench_schedule.py --benchmark-only``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from nerframe.kernels import reference_schedule
+from nerframe.kernels.schedule import csr, schedule_configs, topological_order
+
+CONFIGS = 1_000_000
+REFERENCE_CONFIGS = 2_000
+BIG_DAG_OPS = 100_000
+MIN_PLACEMENTS_PER_S = 20e6
+MIN_SPEEDUP = 100.0
+MIN_BIG_DAG_OPS_PER_S = 250e3
+
+# name: (edges, op module, flops, bytes_total). Modules: 0 sampling and rendering,
+# 1 hash encoding, 2 MLP. "fine" splits the hash encoding into index generation,
+# feature fetch and interpolation.
+GRAPHS = {
+    "neurex": (
+        [(0, 1), (1, 2), (2, 3), (2, 4)],
+        [0, 1, 2, 0, 0],
+        [262_144, 369_098_752, 2.3e9, 1.5e6, 262_144],
+        [6.3e6, 50.3e6, 33.6e6, 12.6e6, 4.2e6],
+    ),
+    "fine": (
+        [(0, 1), (1, 2), (2, 3), (3, 4), (4, 5), (4, 6)],
+        [0, 1, 1, 1, 2, 0, 0],
+        [262_144, 16_777_216, 100_663_296, 251_658_240, 2.3e9, 1.5e6, 262_144],
+        [6.3e6, 16.8e6, 25.2e6, 33.6e6, 33.6e6, 12.6e6, 4.2e6],
+    ),
+}
+MODES = {"split": True, "instance": False}
+
+
+def graph_args(name: str) -> dict:
+    edges, op_module, flops, bytes_total = GRAPHS[name]
+    n = len(op_module)
+    src = np.array([e[0] for e in edges], np.int64)
+    dst = np.array([e[1] for e in edges], np.int64)
+    pred_ptr, pred_idx, succ_ptr, succ_idx = csr(n, src, dst)
+    return {
+        "pred_ptr": pred_ptr,
+        "pred_idx": pred_idx,
+        "succ_ptr": succ_ptr,
+        "succ_idx": succ_idx,
+        "topo": topological_order(n, src, dst),
+        "op_module": np.array(op_module, np.int64),
+        "flops": np.array(flops, np.float64),
+        "bytes_total": np.array(bytes_total, np.float64),
+    }
+
+
+def random_configs(count: int, n_modules: int, seed: int) -> dict:
+    """A design-space sample: module counts 1..64, throughputs, clocks, DRAM bandwidth."""
+    rng = np.random.default_rng(seed)
+    shape = (count, n_modules)
+    return {
+        "module_count": rng.integers(1, 65, shape),
+        "module_throughput": rng.uniform(8.0, 4096.0, shape),
+        "module_latency": rng.integers(1, 33, shape),
+        "module_power_uw": rng.uniform(1e3, 2e5, shape),
+        "frequency_mhz": rng.uniform(200.0, 2000.0, count),
+        "dram_bandwidth_gbps": rng.uniform(16.0, 1024.0, count),
+        "dram_pj_per_byte": rng.uniform(5.0, 30.0, count),
+    }
+
+
+def first(configs: dict, count: int) -> dict:
+    return {k: v[:count] for k, v in configs.items()}
+
+
+@pytest.fixture(scope="module")
+def configs() -> dict:
+    return random_configs(CONFIGS, n_modules=3, seed=2024)
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+@pytest.mark.parametrize("graph", list(GRAPHS))
+def test_schedule_many_configs(benchmark, best_of, configs: dict, graph: str, mode: str) -> None:
+    g = graph_args(graph)
+    split = MODES[mode]
+    n = len(g["op_module"])
+    sample = first(configs, REFERENCE_CONFIGS)
+    # Warm up (compile or load the numba cache) and check the sample against the
+    # reference before timing anything.
+    kernel_sample = schedule_configs(**g, **sample, split=split, keep_ops=True)
+    expected = reference_schedule.schedule_configs(**g, **sample, split=split, keep_ops=True)
+    for field, values in kernel_sample._asdict().items():
+        assert np.array_equal(values, getattr(expected, field)), field
+    reference_s = best_of(
+        lambda: reference_schedule.schedule_configs(**g, **sample, split=split, keep_ops=False),
+        repeat=1,
+    )
+
+    result = benchmark.pedantic(
+        schedule_configs,
+        kwargs={**g, **configs, "split": split, "keep_ops": False},
+        rounds=5,
+        iterations=1,
+    )
+    assert result.makespan.shape == (CONFIGS,) and (result.makespan > 0).all()
+    configs_per_s = CONFIGS / benchmark.stats.stats.min
+    reference_per_s = REFERENCE_CONFIGS / reference_s
+    benchmark.extra_info.update(
+        configs=CONFIGS,
+        ops=n,
+        configs_per_s=round(configs_per_s),
+        placements_per_s=round(configs_per_s * n),
+        reference_configs_per_s=round(reference_per_s),
+        reference_placements_per_s=round(reference_per_s * n),
+        speedup=round(configs_per_s / reference_per_s, 1),
+    )
+    assert configs_per_s * n >= MIN_PLACEMENTS_PER_S
+    assert configs_per_s / reference_per_s >= MIN_SPEEDUP
+
+
+def random_dag(n: int, preds_per_op: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each op draws `preds_per_op` predecessors among the ops before it (duplicates kept)."""
+    rng = np.random.default_rng(seed)
+    dst = np.repeat(np.arange(1, n, dtype=np.int64), preds_per_op)
+    # Mostly local edges, like a layered network, plus long-range ones.
+    back = np.where(
+        rng.uniform(size=dst.size) < 0.8,
+        rng.integers(1, 64, dst.size),
+        rng.integers(1, n, dst.size),
+    )
+    src = np.maximum(dst - back, 0)
+    # Relabel so that op ids do not follow the topological order.
+    perm = rng.permutation(n)
+    return perm[src], perm[dst]
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+def test_schedule_big_dag(benchmark, best_of, mode: str) -> None:
+    n = BIG_DAG_OPS
+    src, dst = random_dag(n, preds_per_op=3, seed=7)
+    graph_s = best_of(lambda: (csr(n, src, dst), topological_order(n, src, dst)))
+    pred_ptr, pred_idx, succ_ptr, succ_idx = csr(n, src, dst)
+    rng = np.random.default_rng(8)
+    n_modules = 4
+    kwargs = {
+        "pred_ptr": pred_ptr,
+        "pred_idx": pred_idx,
+        "succ_ptr": succ_ptr,
+        "succ_idx": succ_idx,
+        "topo": topological_order(n, src, dst),
+        "op_module": rng.integers(0, n_modules, n),
+        "flops": rng.uniform(0.0, 1e7, n),
+        "bytes_total": rng.uniform(0.0, 1e6, n),
+        **random_configs(1, n_modules, seed=9),
+        "split": MODES[mode],
+        "keep_ops": True,
+    }
+    schedule_configs(**kwargs)  # warm-up
+    result = benchmark.pedantic(schedule_configs, kwargs=kwargs, rounds=5, iterations=1)
+    assert (result.end[0] >= 0).all()
+    ops_per_s = n / benchmark.stats.stats.min
+    benchmark.extra_info.update(
+        ops=n,
+        edges=int(src.size),
+        ops_per_s=round(ops_per_s),
+        csr_and_topological_order_s=round(graph_s, 4),
+    )
+    # O((n + e) log n) takes tens of milliseconds here; a quadratic step would take
+    # minutes. The floor leaves room for a machine shared with other jobs.
+    assert ops_per_s >= MIN_BIG_DAG_OPS_PER_S

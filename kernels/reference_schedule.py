@@ -1,0 +1,273 @@
+"""Plain-Python scalar reference of the list scheduler, one configuration at a time.
+
+The test oracle and benchmark baseline of `kernels/schedule.py`. It follows
+spec/hardware.md ("Duration of an operator on its module", "List scheduling (one
+batch)", "Frames, throughput and PPA") as literally as possible, with Python lists
+and `heapq`, and shares no code with the kernel. Every float expression is written
+in the same order as in the kernel, so both give bit-identical results.
+
+>>> g = Graph(preds=[[], [0]], succs=[[1], []], topo=[0, 1], op_module=[0, 0],
+...           flops=[100.0, 50.0], bytes_total=[0.0, 0.0])
+>>> cfg = Config(count=[1], instances=[1], throughput=[10.0], latency=[2],
+...              power_uw=[1000.0], frequency_mhz=1000.0, dram_bandwidth_gbps=100.0,
+...              dram_pj_per_byte=10.0)
+>>> s = schedule_one(g, cfg)
+>>> s.makespan, s.interval, [op.start for op in s.ops], [op.duration for op in s.ops]
+(19, 19, [0, 12], [12, 7])
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from nerframe.kernels.schedule import ScheduleResult
+
+__all__ = [
+    "Config",
+    "Graph",
+    "OneSchedule",
+    "Placement",
+    "schedule_configs",
+    "schedule_configs_k",
+    "schedule_one",
+]
+
+
+@dataclass(frozen=True)
+class Graph:
+    """An operator graph: data-edge predecessors and successors of each op."""
+
+    preds: list[list[int]]
+    succs: list[list[int]]
+    topo: list[int]  # a topological order
+    op_module: list[int]
+    flops: list[float]
+    bytes_total: list[float]
+
+
+@dataclass(frozen=True)
+class Config:
+    """One hardware configuration; per-module lists are indexed by module."""
+
+    count: list[int]
+    instances: list[int]  # k: instances an op takes on each module
+    throughput: list[float]
+    latency: list[int]
+    power_uw: list[float]
+    frequency_mhz: float
+    dram_bandwidth_gbps: float
+    dram_pj_per_byte: float
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where and when one op runs, and what it costs."""
+
+    start: int
+    end: int
+    compute_cycles: int
+    memory_cycles: int
+    duration: int
+    instances: int
+    first_instance: int
+    energy_j: float
+
+
+@dataclass(frozen=True)
+class OneSchedule:
+    """The schedule of one batch on one configuration."""
+
+    makespan: int
+    interval: int
+    bottleneck: int
+    energy_j: float
+    ops: list[Placement]
+
+
+def schedule_one(graph: Graph, config: Config) -> OneSchedule:
+    """List-schedule one batch of `graph` on one configuration."""
+    n = len(graph.op_module)
+    f = config.frequency_mhz
+    bytes_per_cycle = config.dram_bandwidth_gbps * 1e9 / (f * 1e6)
+
+    compute, memory, duration = [], [], []
+    for op in range(n):
+        m = graph.op_module[op]
+        k = config.instances[m]
+        compute.append(math.ceil(graph.flops[op] / (config.throughput[m] * k)))
+        memory.append(math.ceil(graph.bytes_total[op] / bytes_per_cycle))
+        duration.append(config.latency[m] + max(compute[op], memory[op]))
+
+    # Upward rank: the op's duration plus the longest chain of durations to a sink.
+    rank = [0] * n
+    for op in reversed(graph.topo):
+        rank[op] = duration[op] + max((rank[s] for s in graph.succs[op]), default=0)
+
+    # free[m][i]: when instance i of module m becomes free.
+    free = [[0] * count for count in config.count]
+    start, end, first = [0] * n, [0] * n, [0] * n
+    waiting = [len(p) for p in graph.preds]
+    ready = [(-rank[op], op) for op in range(n) if waiting[op] == 0]
+    heapq.heapify(ready)
+    while ready:
+        _, op = heapq.heappop(ready)
+        m = graph.op_module[op]
+        k = config.instances[m]
+        ready_at = max((end[p] for p in graph.preds[op]), default=0)
+        by_free = sorted(range(config.count[m]), key=lambda i, m=m: (free[m][i], i))
+        chosen = by_free[:k]
+        start[op] = max(ready_at, max(free[m][i] for i in chosen))
+        end[op] = start[op] + duration[op]
+        for i in chosen:
+            free[m][i] = end[op]
+        first[op] = min(chosen)
+        for s in graph.succs[op]:
+            waiting[s] -= 1
+            if waiting[s] == 0:
+                heapq.heappush(ready, (-rank[s], s))
+
+    n_modules = len(config.count)
+    busy = [0] * n_modules
+    for op in range(n):
+        m = graph.op_module[op]
+        busy[m] += duration[op] * config.instances[m]
+    per_instance = [-(-busy[m] // config.count[m]) for m in range(n_modules)]
+    interval = max(per_instance)
+
+    placements = []
+    total = 0.0
+    for op in range(n):
+        m = graph.op_module[op]
+        k = config.instances[m]
+        energy = (
+            config.power_uw[m] * k * 1e-6 * duration[op] / (f * 1e6)
+            + graph.bytes_total[op] * config.dram_pj_per_byte * 1e-12
+        )
+        # A plain running sum in op order, as the kernel does (not math.fsum/sum).
+        total += energy
+        placements.append(
+            Placement(
+                start[op], end[op], compute[op], memory[op], duration[op], k, first[op], energy
+            )
+        )
+    return OneSchedule(
+        makespan=max(end, default=0),
+        interval=interval,
+        bottleneck=per_instance.index(interval),
+        energy_j=total,
+        ops=placements,
+    )
+
+
+def schedule_configs_k(
+    pred_ptr: np.ndarray,
+    pred_idx: np.ndarray,
+    succ_ptr: np.ndarray,
+    succ_idx: np.ndarray,
+    topo: np.ndarray,
+    op_module: np.ndarray,
+    flops: np.ndarray,
+    bytes_total: np.ndarray,
+    module_count: np.ndarray,
+    module_instances: np.ndarray,
+    module_throughput: np.ndarray,
+    module_latency: np.ndarray,
+    module_power_uw: np.ndarray,
+    frequency_mhz: np.ndarray,
+    dram_bandwidth_gbps: np.ndarray,
+    dram_pj_per_byte: np.ndarray,
+    keep_ops: bool,
+) -> ScheduleResult:
+    """Same arguments and result as the kernel's `schedule_configs_k`, one config at a time."""
+    n = len(op_module)
+    pred_ptr, succ_ptr = list(pred_ptr), list(succ_ptr)
+    graph = Graph(
+        preds=[[int(p) for p in pred_idx[pred_ptr[op] : pred_ptr[op + 1]]] for op in range(n)],
+        succs=[[int(s) for s in succ_idx[succ_ptr[op] : succ_ptr[op + 1]]] for op in range(n)],
+        topo=np.asarray(topo).tolist(),
+        op_module=np.asarray(op_module).tolist(),
+        flops=np.asarray(flops, np.float64).tolist(),
+        bytes_total=np.asarray(bytes_total, np.float64).tolist(),
+    )
+    schedules = [
+        schedule_one(
+            graph,
+            Config(
+                count=np.asarray(module_count[c]).tolist(),
+                instances=np.asarray(module_instances[c]).tolist(),
+                throughput=np.asarray(module_throughput[c], np.float64).tolist(),
+                latency=np.asarray(module_latency[c]).tolist(),
+                power_uw=np.asarray(module_power_uw[c], np.float64).tolist(),
+                frequency_mhz=float(frequency_mhz[c]),
+                dram_bandwidth_gbps=float(dram_bandwidth_gbps[c]),
+                dram_pj_per_byte=float(dram_pj_per_byte[c]),
+            ),
+        )
+        for c in range(len(frequency_mhz))
+    ]
+    kept = schedules if keep_ops else []
+
+    def per_op(field: str, dtype: type) -> np.ndarray:
+        rows = [[getattr(op, field) for op in s.ops] for s in kept]
+        return np.array(rows, dtype=dtype).reshape(len(kept), n)
+
+    return ScheduleResult(
+        makespan=np.array([s.makespan for s in schedules], np.int64),
+        interval=np.array([s.interval for s in schedules], np.int64),
+        bottleneck=np.array([s.bottleneck for s in schedules], np.int64),
+        energy_j=np.array([s.energy_j for s in schedules], np.float64),
+        start=per_op("start", np.int64),
+        end=per_op("end", np.int64),
+        compute_cycles=per_op("compute_cycles", np.int64),
+        memory_cycles=per_op("memory_cycles", np.int64),
+        duration=per_op("duration", np.int64),
+        instances=per_op("instances", np.int64),
+        first_instance=per_op("first_instance", np.int64),
+        energy_op=per_op("energy_j", np.float64),
+    )
+
+
+def schedule_configs(
+    pred_ptr: np.ndarray,
+    pred_idx: np.ndarray,
+    succ_ptr: np.ndarray,
+    succ_idx: np.ndarray,
+    topo: np.ndarray,
+    op_module: np.ndarray,
+    flops: np.ndarray,
+    bytes_total: np.ndarray,
+    module_count: np.ndarray,
+    module_throughput: np.ndarray,
+    module_latency: np.ndarray,
+    module_power_uw: np.ndarray,
+    frequency_mhz: np.ndarray,
+    dram_bandwidth_gbps: np.ndarray,
+    dram_pj_per_byte: np.ndarray,
+    split: bool,
+    keep_ops: bool,
+) -> ScheduleResult:
+    """Same arguments and result as the kernel's `schedule_configs`, one config at a time."""
+    module_count = np.asarray(module_count)
+    return schedule_configs_k(
+        pred_ptr,
+        pred_idx,
+        succ_ptr,
+        succ_idx,
+        topo,
+        op_module,
+        flops,
+        bytes_total,
+        module_count,
+        module_count if split else np.ones_like(module_count),
+        module_throughput,
+        module_latency,
+        module_power_uw,
+        frequency_mhz,
+        dram_bandwidth_gbps,
+        dram_pj_per_byte,
+        keep_ops,
+    )

@@ -1,0 +1,602 @@
+"""The batched list-scheduling kernel against hand-computed schedules and its reference.
+
+Hand-computed cases pin the rules of spec/hardware.md; property tests on random
+DAGs check the schedule invariants and that the numba kernel equals the plain-Python
+reference bit for bit, in both parallelism modes and with general instance counts.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from nerframe.kernels import reference_schedule as ref
+from nerframe.kernels.schedule import (
+    CycleError,
+    ScheduleResult,
+    csr,
+    schedule_configs,
+    schedule_configs_k,
+    topological_order,
+)
+
+PROPERTY = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+# ------------------------------------------------------------------------ builders
+
+
+def graph_arrays(n: int, edges: list[tuple[int, int]]) -> tuple[np.ndarray, ...]:
+    """CSR arrays and topological order of n ops and `edges`."""
+    src = np.array([e[0] for e in edges], np.int64)
+    dst = np.array([e[1] for e in edges], np.int64)
+    return (*csr(n, src, dst), topological_order(n, src, dst))
+
+
+def one_config(
+    n: int,
+    edges: list[tuple[int, int]],
+    op_module: list[int],
+    flops: list[float],
+    count: list[int],
+    *,
+    bytes_total: list[float] | None = None,
+    throughput: list[float] | None = None,
+    latency: list[int] | None = None,
+    power_uw: list[float] | None = None,
+    split: bool = True,
+    instances: list[int] | None = None,
+) -> ScheduleResult:
+    """Schedules one configuration at 1000 MHz and 1 GB/s (1 byte per cycle), 10 pJ/B.
+
+    Throughput defaults to 1 FLOP per cycle and latency to 0, so with no bytes
+    an op's duration is its FLOPs divided by its instances, rounded up.
+    """
+    m = len(count)
+    args = (
+        *graph_arrays(n, edges),
+        np.array(op_module, np.int64),
+        np.array(flops, np.float64),
+        np.array(bytes_total if bytes_total is not None else [0.0] * n),
+        np.array([count], np.int64),
+    )
+    rest = (
+        np.array([throughput if throughput is not None else [1.0] * m]),
+        np.array([latency if latency is not None else [0] * m], np.int64),
+        np.array([power_uw if power_uw is not None else [1e6] * m]),
+        np.array([1000.0]),
+        np.array([1.0]),
+        np.array([10.0]),
+    )
+    if instances is not None:
+        kernel = schedule_configs_k(*args, np.array([instances], np.int64), *rest, True)
+        expected = ref.schedule_configs_k(*args, np.array([instances], np.int64), *rest, True)
+    else:
+        kernel = schedule_configs(*args, *rest, split, True)
+        expected = ref.schedule_configs(*args, *rest, split, True)
+    assert_same(kernel, expected)
+    return kernel
+
+
+def assert_same(a: ScheduleResult, b: ScheduleResult) -> None:
+    """Every output equal, floats bit for bit, same dtypes and shapes."""
+    for field in ScheduleResult._fields:
+        x, y = getattr(a, field), getattr(b, field)
+        assert x.dtype == y.dtype and x.shape == y.shape, field
+        assert np.array_equal(x, y), f"{field}: {x} != {y}"
+
+
+def row(result: ScheduleResult, field: str) -> list:
+    return getattr(result, field)[0].tolist()
+
+
+# ----------------------------------------------------------- hand-computed schedules
+
+
+def test_chain_with_memory_bound_op() -> None:
+    # Durations: 1 + ceil(100/10) = 11; 1 + max(ceil(50/10), 40 bytes at 1 B/cycle) = 41;
+    # 1 + ceil(30/10) = 4. Each op waits for the previous one.
+    r = one_config(
+        3,
+        [(0, 1), (1, 2)],
+        op_module=[0, 1, 0],
+        flops=[100, 50, 30],
+        bytes_total=[0, 40, 0],
+        count=[1, 1],
+        throughput=[10, 10],
+        latency=[1, 1],
+        power_uw=[1e6, 2e6],
+    )
+    assert row(r, "compute_cycles") == [10, 5, 3]
+    assert row(r, "memory_cycles") == [0, 40, 0]
+    assert row(r, "duration") == [11, 41, 4]
+    assert row(r, "start") == [0, 11, 52]
+    assert row(r, "end") == [11, 52, 56]
+    assert r.makespan.tolist() == [56]
+    # Module 0 is busy 11 + 4 cycles, module 1 is busy 41.
+    assert (r.interval.tolist(), r.bottleneck.tolist()) == ([41], [1])
+    # 1 W for 11 ns; 2 W for 41 ns plus 40 B at 10 pJ/B; 1 W for 4 ns.
+    expected = [11e-9, 82e-9 + 400e-12, 4e-9]
+    assert row(r, "energy_op") == pytest.approx(expected, rel=1e-12)
+    assert r.energy_j[0] == pytest.approx(sum(expected), rel=1e-12)
+
+
+def test_diamond_on_separate_modules_runs_the_middle_in_parallel() -> None:
+    r = one_config(
+        4,
+        [(0, 1), (0, 2), (1, 3), (2, 3)],
+        op_module=[0, 1, 2, 0],
+        flops=[5, 10, 3, 2],
+        count=[1, 1, 1],
+    )
+    assert row(r, "start") == [0, 5, 5, 15]
+    assert row(r, "end") == [5, 15, 8, 17]
+    assert r.makespan.tolist() == [17]
+    assert (r.interval.tolist(), r.bottleneck.tolist()) == ([10], [1])
+
+
+def test_diamond_on_one_module_runs_the_longer_branch_first() -> None:
+    # Op 2 has the lower id but op 1 the higher upward rank (10 + 2 > 3 + 2).
+    r = one_config(
+        4,
+        [(0, 2), (0, 1), (2, 3), (1, 3)],
+        op_module=[0, 1, 1, 0],
+        flops=[5, 10, 3, 2],
+        count=[1, 1],
+    )
+    assert row(r, "start") == [0, 5, 15, 18]
+    assert row(r, "end") == [5, 15, 18, 20]
+    assert (r.interval.tolist(), r.bottleneck.tolist()) == ([13], [1])
+
+
+FAN_OUT = {
+    "n": 5,
+    "edges": [(0, 1), (0, 2), (0, 3), (0, 4)],
+    "op_module": [0, 1, 1, 1, 1],
+    "flops": [1, 12, 21, 21, 6],
+}
+
+
+@pytest.mark.parametrize("split", [True, False])
+def test_fan_out_onto_one_instance(split: bool) -> None:
+    # Ranks 12, 21, 21, 6: op 2 before op 3 (tie, lower id), then op 1, then op 4.
+    r = one_config(**FAN_OUT, count=[1, 1], split=split)
+    assert row(r, "start") == [0, 43, 1, 22, 55]
+    assert row(r, "end") == [1, 55, 22, 43, 61]
+    assert row(r, "instances") == [1] * 5
+    assert row(r, "first_instance") == [0] * 5
+    assert (r.makespan.tolist(), r.interval.tolist(), r.bottleneck.tolist()) == ([61], [60], [1])
+
+
+def test_fan_out_split_over_three_instances() -> None:
+    # Every op takes all three instances, so durations shrink to 4, 7, 7, 2 and the
+    # ops still run one after another.
+    r = one_config(**FAN_OUT, count=[1, 3], split=True)
+    assert row(r, "duration") == [1, 4, 7, 7, 2]
+    assert row(r, "start") == [0, 15, 1, 8, 19]
+    assert row(r, "instances") == [1, 3, 3, 3, 3]
+    assert row(r, "first_instance") == [0] * 5
+    # Busy cycles per instance: (4 + 7 + 7 + 2) * 3 / 3 = 20.
+    assert (r.makespan.tolist(), r.interval.tolist(), r.bottleneck.tolist()) == ([21], [20], [1])
+
+
+def test_fan_out_one_instance_each_over_three_instances() -> None:
+    # Ops 2, 3 and 1 start together on instances 0, 1, 2; op 4 waits for the first
+    # instance to become free, which is instance 2 at cycle 13.
+    r = one_config(**FAN_OUT, count=[1, 3], split=False)
+    assert row(r, "duration") == [1, 12, 21, 21, 6]
+    assert row(r, "start") == [0, 1, 1, 1, 13]
+    assert row(r, "end") == [1, 13, 22, 22, 19]
+    assert row(r, "first_instance") == [0, 2, 0, 1, 2]
+    # Busy: (12 + 21 + 21 + 6) / 3 = 20 per instance.
+    assert (r.makespan.tolist(), r.interval.tolist(), r.bottleneck.tolist()) == ([22], [20], [1])
+
+
+def test_instance_parallelism_rounds_busy_cycles_up() -> None:
+    # Busy 12 + 21 + 6 = 39 cycles over 2 instances: 19.5 per instance, reported as 20.
+    r = one_config(3, [], op_module=[0, 0, 0], flops=[12, 21, 6], count=[2], split=False)
+    assert r.interval.tolist() == [20]
+
+
+def test_op_taking_k_instances_free_at_different_times() -> None:
+    # Four instances, each op takes three. Op 0 takes 0, 1, 2 (all free at 0) for
+    # 10 cycles. Op 1 takes the three free earliest: 3 (free at 0), then 0 and 1
+    # (free at 10; ties go to lower indices), so it starts at 10, not 0.
+    # Op 2 then takes 2 (free at 10), 0 and 1 (free at 15); op 3 takes 3 (15), 0, 1 (18).
+    r = one_config(4, [], op_module=[0] * 4, flops=[30, 15, 9, 6], count=[4], instances=[3])
+    assert row(r, "duration") == [10, 5, 3, 2]
+    assert row(r, "start") == [0, 10, 15, 18]
+    assert row(r, "end") == [10, 15, 18, 20]
+    assert row(r, "instances") == [3] * 4
+    assert row(r, "first_instance") == [0, 0, 0, 0]
+    # Busy: (10 + 5 + 3 + 2) * 3 = 60 instance-cycles over 4 instances.
+    assert r.interval.tolist() == [15]
+
+
+def test_k_instances_wait_for_the_latest_chosen_one() -> None:
+    # Three instances, each op takes two. Op 0 (rank 10) holds 0 and 1 until 10,
+    # op 1 (rank 4) holds 2 and then 0 (free at 10) from 10 to 14; op 2 finds
+    # 1 free at 10 and 0, 2 at 14, so it takes 1 and 0 and starts at 14.
+    r = one_config(3, [], op_module=[0] * 3, flops=[20, 8, 2], count=[3], instances=[2])
+    assert row(r, "start") == [0, 10, 14]
+    assert row(r, "first_instance") == [0, 0, 0]
+    # Four instances, two per op: op 2 (rank 5) takes 2 and 3, untouched and free
+    # at 0; op 3 then takes 2 and 3 again, free at 5 before 0 and 1 (free at 10);
+    # op 4 takes them once more but must wait for op 0 until cycle 20.
+    r = one_config(
+        5,
+        [(0, 4)],
+        op_module=[0, 1, 1, 1, 1],
+        flops=[20, 20, 10, 4, 2],
+        count=[1, 4],
+        instances=[1, 2],
+    )
+    assert row(r, "duration") == [20, 10, 5, 2, 1]
+    assert row(r, "start") == [0, 0, 0, 5, 20]
+    assert row(r, "first_instance") == [0, 0, 2, 2, 2]
+
+
+def test_zero_duration_op_still_waits_for_its_predecessors() -> None:
+    # 2 -> 1 -> 0 where op 1 takes no time: ops 0 and 1 have equal ranks and op 0 the
+    # lower id, but op 0 must not be placed before op 1.
+    r = one_config(3, [(2, 1), (1, 0)], op_module=[0, 1, 0], flops=[3, 0, 5], count=[1, 1])
+    assert row(r, "duration") == [3, 0, 5]
+    assert row(r, "start") == [5, 5, 0]
+    assert r.makespan.tolist() == [8]
+
+
+def test_keep_ops_false_returns_empty_per_op_arrays() -> None:
+    n, edges = 3, [(0, 1), (1, 2)]
+    args = (
+        *graph_arrays(n, edges),
+        np.zeros(n, np.int64),
+        np.array([5.0, 6.0, 7.0]),
+        np.zeros(n),
+        np.array([[1], [2]]),
+        np.ones((2, 1)),
+        np.zeros((2, 1), np.int64),
+        np.ones((2, 1)),
+        np.full(2, 100.0),
+        np.full(2, 1.0),
+        np.full(2, 1.0),
+    )
+    kept = schedule_configs(*args, True, True)
+    lean = schedule_configs(*args, True, False)
+    for field in ("makespan", "interval", "bottleneck", "energy_j"):
+        assert np.array_equal(getattr(kept, field), getattr(lean, field))
+    assert lean.start.shape == (0, n) and lean.energy_op.shape == (0, n)
+    assert kept.makespan.tolist() == [18, 10]
+
+
+def test_empty_graph_and_empty_batch() -> None:
+    empty = schedule_configs(
+        *graph_arrays(0, []), np.zeros(0, np.int64), np.zeros(0), np.zeros(0),
+        np.ones((2, 1), np.int64), np.ones((2, 1)), np.zeros((2, 1), np.int64),
+        np.ones((2, 1)), np.ones(2), np.ones(2), np.ones(2), True, True,
+    )  # fmt: skip
+    assert empty.makespan.tolist() == [0, 0] and empty.energy_j.tolist() == [0.0, 0.0]
+    assert empty.start.shape == (2, 0)
+    none = schedule_configs(
+        *graph_arrays(1, []), np.zeros(1, np.int64), np.ones(1), np.ones(1),
+        np.ones((0, 1), np.int64), np.ones((0, 1)), np.zeros((0, 1), np.int64),
+        np.ones((0, 1)), np.ones(0), np.ones(0), np.ones(0), False, True,
+    )  # fmt: skip
+    assert none.makespan.shape == (0,) and none.start.shape == (0, 1)
+
+
+# ------------------------------------------------------------------- graph helpers
+
+
+def test_csr_lists_neighbours_in_id_order() -> None:
+    pred_ptr, pred_idx, succ_ptr, succ_idx = csr(4, [2, 0, 1, 0], [3, 3, 3, 1])
+    assert pred_ptr.tolist() == [0, 0, 1, 1, 4] and pred_idx.tolist() == [0, 0, 1, 2]
+    assert succ_ptr.tolist() == [0, 2, 3, 4, 4] and succ_idx.tolist() == [1, 3, 3, 3]
+    with pytest.raises(ValueError, match="dst names op 4"):
+        csr(4, [0], [4])
+    with pytest.raises(ValueError, match="2 edges"):
+        csr(4, [0, 1], [2])
+
+
+def test_topological_order_takes_smallest_ready_id_first() -> None:
+    assert topological_order(5, [4, 3, 1], [0, 0, 2]).tolist() == [1, 2, 3, 4, 0]
+    assert topological_order(0, [], []).tolist() == []
+
+
+def test_cycle_error_names_the_ops_on_the_cycle_only() -> None:
+    # 0 -> 1 -> 2 -> 3 -> 1 with 3 -> 4 and 5 -> 2: ops 1, 2, 3 are on the cycle;
+    # 4 hangs below it and also cannot be ordered, but is not on the cycle.
+    src, dst = [0, 1, 2, 3, 3, 5], [1, 2, 3, 1, 4, 2]
+    with pytest.raises(CycleError) as err:
+        topological_order(6, src, dst)
+    assert err.value.cycle == [1, 2, 3]
+    assert "1 -> 2 -> 3 -> 1" in str(err.value)
+    assert isinstance(err.value, ValueError)
+    with pytest.raises(CycleError) as err:
+        topological_order(3, [0, 2], [1, 2])  # a self-loop
+    assert err.value.cycle == [2]
+
+
+# ---------------------------------------------------------------------- validation
+
+
+def valid_args() -> dict:
+    pred_ptr, pred_idx, succ_ptr, succ_idx, topo = graph_arrays(3, [(0, 1), (1, 2)])
+    return {
+        "pred_ptr": pred_ptr,
+        "pred_idx": pred_idx,
+        "succ_ptr": succ_ptr,
+        "succ_idx": succ_idx,
+        "topo": topo,
+        "op_module": np.array([0, 1, 0]),
+        "flops": np.array([1.0, 2.0, 3.0]),
+        "bytes_total": np.array([1.0, 2.0, 3.0]),
+        "module_count": np.array([[1, 2]]),
+        "module_throughput": np.array([[1.0, 2.0]]),
+        "module_latency": np.array([[0, 1]]),
+        "module_power_uw": np.array([[1.0, 2.0]]),
+        "frequency_mhz": np.array([100.0]),
+        "dram_bandwidth_gbps": np.array([1.0]),
+        "dram_pj_per_byte": np.array([1.0]),
+        "split": True,
+        "keep_ops": False,
+    }
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("module_count", np.array([[1, 0]]), "module_count of configuration 0 must be >= 1, got 0"),
+        ("module_count", np.array([1, 2]), "module_count must have shape"),
+        (
+            "module_throughput",
+            np.array([[1.0, 0.0]]),
+            "module_throughput of configuration 0 must be > 0",
+        ),
+        ("module_latency", np.array([[0, 1, 2]]), "module_latency must have shape"),
+        ("module_latency", np.array([[0.0, 1.5]]), "module_latency must hold integers"),
+        ("frequency_mhz", np.array([100.0, 200.0]), "frequency_mhz must have shape"),
+        (
+            "dram_bandwidth_gbps",
+            np.array([np.nan]),
+            "dram_bandwidth_gbps of configuration 0 must be finite",
+        ),
+        ("flops", np.array([1.0, -2.0, 3.0]), "flops must be >= 0"),
+        ("op_module", np.array([0, 2, 0]), "op_module names a module outside"),
+        ("topo", np.array([2, 1, 0]), "not a topological order"),
+        ("topo", np.array([0, 1, 1]), "permutation"),
+        ("pred_idx", np.array([1, 0]), "describe different edges"),
+        ("succ_ptr", np.array([0, 1, 1, 2]), "describe different edges"),
+        ("pred_ptr", np.array([0, 1, 2]), "pred_ptr must have shape"),
+        ("flops", np.array([1e300, 1.0, 1.0]), "exceed the exact range"),
+    ],
+)
+def test_bad_input_raises_value_error(field: str, value: np.ndarray, message: str) -> None:
+    args = valid_args() | {field: value}
+    with pytest.raises(ValueError, match=message):
+        schedule_configs(**args)
+
+
+PER_CONFIG = (
+    "module_count",
+    "module_throughput",
+    "module_latency",
+    "module_power_uw",
+    "frequency_mhz",
+    "dram_bandwidth_gbps",
+    "dram_pj_per_byte",
+)
+
+
+@pytest.mark.parametrize(
+    ("field", "where", "value", "message"),
+    [
+        ("module_latency", (2, 1), -1, "module_latency of configuration 2 must be >= 0, got -1"),
+        ("module_power_uw", (1, 0), np.inf, "module_power_uw of configuration 1 must be finite"),
+        ("frequency_mhz", 3, 0.0, "frequency_mhz of configuration 3 must be > 0, got 0.0"),
+        ("dram_pj_per_byte", 1, -1.0, "dram_pj_per_byte of configuration 1 must be >= 0"),
+    ],
+)
+def test_bad_value_names_its_configuration(
+    field: str, where: tuple | int, value: float, message: str
+) -> None:
+    args = valid_args()
+    for name in PER_CONFIG:
+        args[name] = np.repeat(args[name], 4, axis=0)
+    args[field][where] = value
+    with pytest.raises(ValueError, match=message):
+        schedule_configs(**args)
+
+
+def test_instances_above_count_rejected() -> None:
+    args = valid_args()
+    del args["split"]
+    with pytest.raises(ValueError, match="module_instances of configuration 0 exceed module_count"):
+        schedule_configs_k(**args, module_instances=np.array([[1, 3]]))
+
+
+# ------------------------------------------------------------------ property tests
+
+
+def random_dag(rng: np.random.Generator, n: int, max_preds: int) -> tuple[np.ndarray, np.ndarray]:
+    """A random DAG whose topological order is a random permutation of the op ids."""
+    perm = rng.permutation(n)
+    src, dst = [], []
+    for j in range(1, n):
+        k = int(rng.integers(0, min(j, max_preds) + 1))
+        for i in rng.choice(j, size=k, replace=False):
+            src.append(perm[i])
+            dst.append(perm[j])
+    return np.array(src, np.int64), np.array(dst, np.int64)
+
+
+def random_problem(seed: int, n: int, n_modules: int, n_configs: int, max_count: int) -> dict:
+    rng = np.random.default_rng(seed)
+    src, dst = random_dag(rng, n, max_preds=3)
+    pred_ptr, pred_idx, succ_ptr, succ_idx = csr(n, src, dst)
+    shape = (n_configs, n_modules)
+    # Zeros in flops, bytes and latency produce zero-duration ops and rank ties.
+    flops = rng.choice([0.0, 1.0, 7.0, 64.0, 1e3, 123456.0], size=n) * rng.integers(0, 4, n)
+    bytes_total = rng.choice([0.0, 3.0, 100.0, 5e4], size=n)
+    return {
+        "src": src,
+        "dst": dst,
+        "pred_ptr": pred_ptr,
+        "pred_idx": pred_idx,
+        "succ_ptr": succ_ptr,
+        "succ_idx": succ_idx,
+        "topo": topological_order(n, src, dst),
+        "op_module": rng.integers(0, n_modules, n),
+        "flops": flops,
+        "bytes_total": bytes_total,
+        "module_count": rng.integers(1, max_count + 1, shape),
+        "module_throughput": rng.uniform(0.5, 300.0, shape),
+        "module_latency": rng.integers(0, 4, shape),
+        "module_power_uw": rng.uniform(0.0, 5e4, shape),
+        "frequency_mhz": rng.uniform(200.0, 2000.0, n_configs),
+        "dram_bandwidth_gbps": rng.uniform(1.0, 1000.0, n_configs),
+        "dram_pj_per_byte": rng.uniform(0.0, 30.0, n_configs),
+    }
+
+
+def kernel_args(p: dict) -> dict:
+    return {k: v for k, v in p.items() if k not in ("src", "dst")}
+
+
+def check_invariants(p: dict, r: ScheduleResult) -> None:
+    """Precedence, capacity and the derived figures of every configuration."""
+    n = len(p["op_module"])
+    modules = p["op_module"]
+    for c in range(r.makespan.shape[0]):
+        start, end, dur, k = r.start[c], r.end[c], r.duration[c], r.instances[c]
+        count = p["module_count"][c]
+        # Every op is placed exactly once: the kernel writes `duration` only when it
+        # places an op (so an unplaced op fails the duration formula below), and the
+        # interval, recomputed below from one duration per op, counts every placement.
+        assert (start >= 0).all() and np.array_equal(end - start, dur)
+        longer = np.maximum(r.compute_cycles[c], r.memory_cycles[c])
+        assert np.array_equal(dur, p["module_latency"][c][modules] + longer)
+        # No op starts before any of its predecessors ends.
+        assert (start[p["dst"]] >= end[p["src"]]).all()
+        assert r.makespan[c] == (end.max() if n else 0)
+        # Sweep line: at no time does a module run more instances than it has.
+        # Ends sort before starts at equal times (an instance is reused at once).
+        for m in range(len(count)):
+            on = (modules == m) & (dur > 0)
+            times = np.concatenate([start[on], end[on]])
+            deltas = np.concatenate([k[on], -k[on]])
+            order = np.lexsort((deltas, times))
+            assert (np.cumsum(deltas[order]) <= count[m]).all()
+            assert ((k[modules == m] >= 1) & (k[modules == m] <= count[m])).all()
+            first = r.first_instance[c][modules == m]
+            assert ((first >= 0) & (first <= count[m] - k[modules == m])).all()
+        # One instance each: the ops on one instance never overlap.
+        single = (k == 1) & (dur > 0)
+        for key in set(
+            zip(modules[single].tolist(), r.first_instance[c][single].tolist(), strict=True)
+        ):
+            on = single & (modules == key[0]) & (r.first_instance[c] == key[1])
+            order = np.argsort(start[on], kind="stable")
+            assert (start[on][order][1:] >= end[on][order][:-1]).all()
+        busy = np.bincount(modules, weights=dur * k, minlength=len(count))
+        per_instance = -(-busy.astype(np.int64) // count)
+        assert r.interval[c] == per_instance.max()
+        assert r.bottleneck[c] == int(np.argmax(per_instance))
+        assert r.energy_j[c] == pytest.approx(r.energy_op[c].sum(), rel=1e-9, abs=1e-300)
+
+
+@PROPERTY
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(1, 60),
+    n_modules=st.integers(1, 4),
+    n_configs=st.integers(1, 4),
+    max_count=st.sampled_from([1, 2, 5]),
+    split=st.booleans(),
+)
+def test_kernel_equals_reference_on_random_dags(
+    seed: int, n: int, n_modules: int, n_configs: int, max_count: int, split: bool
+) -> None:
+    p = random_problem(seed, n, n_modules, n_configs, max_count)
+    kernel = schedule_configs(**kernel_args(p), split=split, keep_ops=True)
+    assert_same(kernel, ref.schedule_configs(**kernel_args(p), split=split, keep_ops=True))
+    check_invariants(p, kernel)
+    lean = schedule_configs(**kernel_args(p), split=split, keep_ops=False)
+    for field in ("makespan", "interval", "bottleneck", "energy_j"):
+        assert np.array_equal(getattr(lean, field), getattr(kernel, field))
+
+
+@PROPERTY
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(1, 60),
+    n_modules=st.integers(1, 3),
+    n_configs=st.integers(1, 3),
+)
+def test_kernel_equals_reference_with_k_of_count_instances(
+    seed: int, n: int, n_modules: int, n_configs: int
+) -> None:
+    p = random_problem(seed, n, n_modules, n_configs, max_count=6)
+    rng = np.random.default_rng(seed + 1)
+    k = (rng.uniform(size=p["module_count"].shape) * p["module_count"]).astype(np.int64) + 1
+    args = kernel_args(p) | {"module_instances": k, "keep_ops": True}
+    kernel = schedule_configs_k(**args)
+    assert_same(kernel, ref.schedule_configs_k(**args))
+    check_invariants(p, kernel)
+
+
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(500, 3000),
+    split=st.booleans(),
+)
+def test_kernel_equals_reference_on_large_dags(seed: int, n: int, split: bool) -> None:
+    p = random_problem(seed, n, n_modules=4, n_configs=2, max_count=8)
+    kernel = schedule_configs(**kernel_args(p), split=split, keep_ops=True)
+    assert_same(kernel, ref.schedule_configs(**kernel_args(p), split=split, keep_ops=True))
+    check_invariants(p, kernel)
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), split=st.booleans())
+def test_same_input_gives_same_output(seed: int, split: bool) -> None:
+    # Also across thread counts: configurations are chunked per thread.
+    p = random_problem(seed, 40, n_modules=3, n_configs=50, max_count=4)
+    first = schedule_configs(**kernel_args(p), split=split, keep_ops=True)
+    assert_same(first, schedule_configs(**kernel_args(p), split=split, keep_ops=True))
+    threads = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        assert_same(first, schedule_configs(**kernel_args(p), split=split, keep_ops=True))
+    finally:
+        numba.set_num_threads(threads)
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 80))
+def test_cycle_detection_names_a_cycle_through_the_added_edge(seed: int, n: int) -> None:
+    rng = np.random.default_rng(seed)
+    src, dst = random_dag(rng, n, max_preds=3)
+    order = topological_order(n, src, dst)
+    position = np.empty(n, np.int64)
+    position[order] = np.arange(n)
+    assert (position[src] < position[dst]).all()
+    # Walk forward along random successors, then close the walk with a back edge.
+    _, _, succ_ptr, succ_idx = csr(n, src, dst)
+    head = tail = int(rng.integers(n))
+    for _ in range(int(rng.integers(0, 6))):
+        if succ_ptr[tail] == succ_ptr[tail + 1]:
+            break
+        tail = int(succ_idx[rng.integers(succ_ptr[tail], succ_ptr[tail + 1])])
+    with pytest.raises(CycleError) as err:
+        topological_order(n, np.append(src, tail), np.append(dst, head))
+    cycle = err.value.cycle
+    edges = set(zip(src.tolist(), dst.tolist(), strict=True)) | {(tail, head)}
+    assert len(set(cycle)) == len(cycle) and cycle[0] == min(cycle)
+    steps = list(zip(cycle, cycle[1:] + cycle[:1], strict=True))
+    assert all(step in edges for step in steps)
+    # The original graph is acyclic, so every cycle uses the added edge.
+    assert (tail, head) in steps
