@@ -5,8 +5,8 @@ status 1 (2 for a malformed command line); output files are written atomically,
 so an error never leaves a partial file.
 
 >>> main(["pipelines", "--format", "csv"])  # doctest: +ELLIPSIS
-pipeline,kind,ops,rays,samples,frame_pixels,total_flops,description
-icarus,inference,4,4096,192,640000,825444532224.0,...
+pipeline,kind,ops,rays,samples,frame_pixels,native,total_flops,description
+icarus,inference,4,4096,192,640000,icarus,825444532224.0,...
 0
 """
 
