@@ -21,9 +21,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import polars as pl
 from numba import njit, prange
 
 from nerframe.catalogue import OP_TYPES
+from nerframe.schemas import OPS
 
 EXACT_LIMIT = 2.0**53
 """Largest element count the kernel represents exactly."""
@@ -373,14 +375,13 @@ ARGUMENTS = (
 _BITMAPS = {"backward", "use_sin_cos", "use_bias"}
 
 
-def cost_columns(columns: dict[str, object]) -> dict[str, np.ndarray]:
-    """Run the kernel on plain arrays and return the nine cost columns.
+def kernel_arguments(columns: dict[str, object]) -> list[object]:
+    """The input arguments of `cost_kernel` (in order) from ops columns as arrays.
 
     `columns` maps ops column names to arrays; a missing column reads as zeros
     (``bitwidth`` as 16, ``backward`` as false, other flags as true). Flags may be
     bool arrays or ``(arrow_bitmap, bit_offset)`` pairs, and ``skip_connections``
-    an ``(offsets, values)`` pair. Rows with an element count at or above 2**53
-    raise `OverflowError`, with the first offending row index in its args.
+    an ``(offsets, values)`` pair.
     """
     n = len(columns["op_type"])
     args: list[object] = []
@@ -391,18 +392,25 @@ def cost_columns(columns: dict[str, object]) -> dict[str, np.ndarray]:
                 value = np.full(n, name != "backward")
             args += value if isinstance(value, tuple) else _bitmap(value)
         elif name == "skip_connections":
-            args += (
-                value if value is not None else (np.zeros(n + 1, np.int64), np.zeros(0, np.int32))
-            )
+            args += value or (np.zeros(n + 1, np.int64), np.zeros(0, np.int32))
         elif value is None:
-            args.append(np.full(n, 16 if name == "bitwidth" else 0, _FLOATS.get(name, np.int64)))
+            args.append(np.full(n, 16 if name == "bitwidth" else 0, _DTYPES[name]))
         else:
             args.append(value)
+    return args
+
+
+def cost_columns(columns: dict[str, object]) -> dict[str, np.ndarray]:
+    """Run the kernel on plain arrays (see `kernel_arguments`) and return the nine
+    cost columns. Rows with an element count at or above 2**53 raise
+    `OverflowError`, with the first offending row index in its args.
+    """
+    n = len(columns["op_type"])
     flops = np.empty(n)
     elems = np.empty((3, n), np.int64)
     nbytes = np.empty((4, n))
     intensity = np.empty(n)
-    if n and cost_kernel(*args, flops, elems, nbytes, intensity):
+    if n and cost_kernel(*kernel_arguments(columns), flops, elems, nbytes, intensity):
         raise OverflowError("element count reaches 2**53", int(np.argmax(elems[0] < 0)))
     return {
         "flops": flops,
@@ -418,7 +426,12 @@ def cost_columns(columns: dict[str, object]) -> dict[str, np.ndarray]:
 
 
 _FLAGS = {"backward", "use_sin_cos", "use_bias"}
-_FLOATS = {"cull_ratio": np.float64, "tile_keep_ratio": np.float64, "coarse_prop": np.float64}
+# The ops schema's dtypes, so that filled-in columns compile the same specialisation.
+_DTYPES = {
+    name: pl.Series(dtype=dtype).to_numpy().dtype
+    for name, dtype in OPS.items()
+    if dtype.is_numeric()
+}
 
 
 def _bitmap(flags: np.ndarray) -> list[object]:

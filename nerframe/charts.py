@@ -739,35 +739,41 @@ def _stable_ids(svg: str) -> str:
     return _SVG_ID.sub(rename, svg)
 
 
-def save_chart(chart: Chart | dict[str, Any], path: str | Path) -> Path:
-    """Write `chart` (or its Vega-Lite spec, ``chart.to_dict()``, when exporting one
-    chart several times) as PNG, SVG or self-contained HTML by the suffix of `path`,
-    offline, atomically; returns the path."""
-    path = Path(path)
-    suffix = path.suffix.lower()
+def save_chart(chart: Chart | dict[str, Any], *paths: str | Path) -> Path:
+    """Write `chart` (or its Vega-Lite spec, ``chart.to_dict()``) to each path as
+    PNG, SVG or self-contained HTML by its suffix, offline, atomically; returns the
+    first path. The chart is rendered once: a PNG is rasterised from its SVG."""
+    if not paths:
+        raise NerframeError("save_chart: give at least one output path")
+    targets = [Path(p) for p in paths]
+    for path in targets:
+        if path.suffix.lower() not in (".png", ".svg", ".html"):
+            raise NerframeError(
+                f"{path}: unknown chart format {path.suffix!r} (use .png, .svg or .html)"
+            )
     spec = chart if isinstance(chart, dict) else chart.to_dict()
     # An empty allow-list: vl-convert may not fetch anything, data is inline.
     offline: dict[str, object] = {"vl_version": VL_VERSION, "config": CONFIG}
+    rendered: dict[str, bytes | str] = {}
     try:
-        if suffix == ".png":
-            data: bytes | str = vlc.vegalite_to_png(spec, scale=2, allowed_base_urls=[], **offline)
-        elif suffix == ".svg":
-            data = _stable_ids(vlc.vegalite_to_svg(spec, allowed_base_urls=[], **offline))
-        elif suffix == ".html":
-            data = vlc.vegalite_to_html(spec, bundle=True, renderer="svg", **offline)
-        else:
-            raise NerframeError(
-                f"{path}: unknown chart format {suffix!r} (use .png, .svg or .html)"
+        suffixes = {p.suffix.lower() for p in targets}
+        if suffixes & {".png", ".svg"}:
+            rendered[".svg"] = _stable_ids(
+                vlc.vegalite_to_svg(spec, allowed_base_urls=[], **offline)
             )
+        if ".png" in suffixes:
+            rendered[".png"] = vlc.svg_to_png(rendered[".svg"], scale=2)
+        if ".html" in suffixes:
+            rendered[".html"] = vlc.vegalite_to_html(spec, bundle=True, renderer="svg", **offline)
     except ValueError as e:
-        if isinstance(e, NerframeError):
-            raise
         # vl-convert puts the reason on the line after its headline, then a JS stack.
         reason = " ".join(str(e).strip().splitlines()[:2])
-        raise NerframeError(f"{path}: chart export failed ({reason})") from None
-    with atomic_path(path) as tmp:
-        if isinstance(data, bytes):
-            tmp.write_bytes(data)
-        else:
-            tmp.write_text(data, encoding="utf-8")
-    return path
+        raise NerframeError(f"{targets[0]}: chart export failed ({reason})") from None
+    for path in targets:
+        data = rendered[path.suffix.lower()]
+        with atomic_path(path) as tmp:
+            if isinstance(data, bytes):
+                tmp.write_bytes(data)
+            else:
+                tmp.write_text(data, encoding="utf-8")
+    return targets[0]

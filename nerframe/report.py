@@ -25,7 +25,9 @@ from __future__ import annotations
 
 import html
 import json
+import os
 import re
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -364,13 +366,17 @@ def build_report(store: str | Path, output: str | Path | None = None) -> Path:
     if len(set(names)) != len(names):
         raise NerframeError(f"{store}: pipeline or accelerator names collide in chart file names")
     folder = store / "charts"
-    specs = []
-    for figure in page.figures:
-        # Converting a chart to its spec validates it, which costs more than rendering.
-        spec = figure.chart.to_dict()
-        specs.append(spec)
-        for suffix in (".png", ".svg"):
-            charts.save_chart(spec, folder / f"{figure.name}{suffix}")
+    # Converting a chart to its spec validates it, which costs more than rendering.
+    specs = [figure.chart.to_dict() for figure in page.figures]
+    # vl-convert renders outside the GIL, so the images are exported in parallel.
+    with ThreadPoolExecutor(max_workers=os.cpu_count()) as pool:
+        done = pool.map(
+            lambda named: charts.save_chart(
+                named[1], folder / f"{named[0]}.svg", folder / f"{named[0]}.png"
+            ),
+            zip(names, specs, strict=True),
+        )
+        list(done)
     # Charts of an earlier build of this store that no longer exist would mislead.
     keep = {f"{n}{s}" for n in names for s in (".png", ".svg")}
     for stale in sorted(folder.glob("*")):
