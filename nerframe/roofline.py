@@ -29,6 +29,7 @@ from typing import Protocol
 import polars as pl
 
 from nerframe import schemas
+from nerframe.costs import costs as compute_costs
 from nerframe.errors import NerframeError
 
 
@@ -141,9 +142,12 @@ _COST_INPUT = ("graph", "op_id", "op_type", "category", "backward", "flops", "by
 def roofline(costs: pl.DataFrame, systems: Sequence[System | str]) -> pl.DataFrame:
     """One row per (op of `costs`, system), with the columns of `schemas.ROOFLINE`.
 
+    `costs` is a costs table, or an ops table whose costs are computed first.
     Rows are in `costs` order, each op followed by its systems in the given order.
     An op that moves no bytes attains the peak whatever its recorded intensity.
     """
+    if "flops" not in costs.columns and "op_type" in costs.columns:
+        costs = compute_costs(costs)
     missing = [c for c in (*_COST_INPUT, "intensity") if c not in costs.columns]
     if missing:
         raise NerframeError(f"roofline: costs table lacks column(s) {', '.join(missing)}")

@@ -8,6 +8,7 @@ import random
 import polars as pl
 import pytest
 
+import nerframe
 from nerframe import schemas
 from nerframe.errors import NerframeError
 from nerframe.roofline import PRESETS, System, roofline, system
@@ -179,3 +180,9 @@ def test_bad_roofline_input() -> None:
         roofline(costs.drop("bytes_total"), [S])
     with pytest.raises(NerframeError, match="not a roofline system"):
         system(42)  # type: ignore[arg-type]
+
+
+def test_an_ops_table_is_costed_first() -> None:
+    ops = nerframe.pipeline("neurex").ops
+    from_ops = nerframe.roofline(ops, ["A100"])
+    assert from_ops.equals(nerframe.roofline(nerframe.costs(ops), ["A100"]))
