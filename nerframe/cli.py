@@ -66,6 +66,11 @@ def _schedule_options(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _for_people(args: argparse.Namespace) -> bool:
+    """Output goes to a terminal as a table (not csv/json, not a file)."""
+    return args.output is None and (args.format or "table") == "table"
+
+
 def _warn(lines: Sequence[str]) -> None:
     for line in lines:
         sys.stderr.write(f"warning: {line}\n")
@@ -81,7 +86,7 @@ def cmd_costs(args: argparse.Namespace) -> None:
     from nerframe.costs import costs
 
     table = costs(_graph(args, args.pipeline).ops)
-    if (args.format or "table") == "table" and args.output is None:
+    if _for_people(args):
         table = table.select(*COST_VIEW, "flops", "bytes_total", "intensity")
     emit(table, args.format, args.output, totals=COST_TOTALS)
 
@@ -96,7 +101,7 @@ def cmd_hardware(args: argparse.Namespace) -> None:
     accel = accelerator(args.accelerator)
     _warn(accel.warnings)
     emit(module_table([accel]), args.format, args.output)
-    if args.output is None and (args.format or "table") == "table":
+    if _for_people(args):
         mapping = sorted(accel.operator_mapping.items())
         sys.stdout.write(
             f"\n{accel.name}: {accel.description}\n"
@@ -114,7 +119,7 @@ def cmd_schedule(args: argparse.Namespace) -> None:
     _warn(accel.warnings)
     result = schedule(_graph(args, args.pipeline), accel, args.parallelism, args.pipelined)
     table = result.summary if args.summary else result.schedule
-    if args.output is not None or (args.format or "table") != "table":
+    if not _for_people(args):
         emit(table, args.format, args.output)
         return
     view = ["op_id", "op_type", "backward", "module", "instances", "start_cycle", "end_cycle"]
