@@ -13,6 +13,23 @@ prints it as a single ``error: …`` line.
 unknown pipeline 'nope'
 """
 
+import difflib
+from collections.abc import Iterable
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """`` (did you mean 'x'?)`` for the closest of `choices` to `word`, or ``""``.
+
+    >>> did_you_mean("MPL", ["MLP", "Sorting"])
+    " (did you mean 'MLP'?)"
+    """
+    options = list(choices)
+    close = difflib.get_close_matches(word, options, n=1)
+    if not close:
+        lowered = {c.lower(): c for c in options}
+        close = [lowered[word.lower()]] if word.lower() in lowered else []
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
 
 class NerframeError(ValueError):
     """Bad input: the message names what is wrong and where."""

@@ -35,7 +35,7 @@ import polars as pl
 
 from nerframe import schemas
 from nerframe.catalogue import OP_TYPES
-from nerframe.errors import NerframeError, UnmappedError
+from nerframe.errors import NerframeError, UnmappedError, did_you_mean
 
 BUILTIN: tuple[str, ...] = (
     "icarus",
@@ -207,7 +207,8 @@ def accelerator(name_or_path: str | Path) -> Accelerator:
     path = Path(name_or_path)
     if isinstance(name_or_path, str) and path.suffix.lower() != ".json" and not path.exists():
         raise NerframeError(
-            f"unknown accelerator '{name_or_path}'; built-in: {', '.join(BUILTIN)} "
+            f"unknown accelerator '{name_or_path}'{did_you_mean(name_or_path, BUILTIN)}; "
+            f"built-in: {', '.join(BUILTIN)} "
             "(or give the path of a .json file)"
         )
     return _load(path)
@@ -394,8 +395,8 @@ class _Reader:
         for key in obj:
             if key not in allowed:
                 raise NerframeError(
-                    f"{self.path}: unknown field '{_at(where, key)}' "
-                    f"(allowed: {', '.join(sorted(allowed))})"
+                    f"{self.path}: unknown field '{_at(where, key)}'"
+                    f"{did_you_mean(key, allowed)} (allowed: {', '.join(sorted(allowed))})"
                 )
 
     def object(self, value: Any, where: str) -> dict[str, Any]:

@@ -15,7 +15,6 @@ every value is checked (counts >= 1, ratios in (0, 1], flags boolean).
 
 from __future__ import annotations
 
-import difflib
 import math
 from collections.abc import Iterable, Mapping
 from numbers import Integral, Real
@@ -24,7 +23,7 @@ import numpy as np
 import polars as pl
 
 from nerframe.catalogue import OP_TYPES, PARAMETER, PARAMETERS, op_types
-from nerframe.errors import NerframeError
+from nerframe.errors import NerframeError, did_you_mean
 from nerframe.schemas import OPS
 
 _INT_RANGE = {pl.Int32(): (-(2**31), 2**31 - 1), pl.Int64(): (-(2**63), 2**63 - 1)}
@@ -140,7 +139,7 @@ def _from_records(records: list[Mapping[str, object]]) -> pl.DataFrame:
         where = f"ops row {i} ({op_type})"
         for key, value in record.items():
             if key not in OPS:
-                raise NerframeError(f"{where}: unknown parameter {key!r}{_suggest(key, OPS)}")
+                raise NerframeError(f"{where}: unknown parameter {key!r}{did_you_mean(key, OPS)}")
             if key in PARAMETER and key not in op_types()[op_type].parameters:
                 takes = ", ".join(op_types()[op_type].parameters)
                 raise NerframeError(f"{where}: {op_type} does not take {key!r}; it takes {takes}")
@@ -156,18 +155,10 @@ def _op_type(value: object, where: str) -> str:
         raise NerframeError(f"{where}: missing op_type (a string naming a catalogue op type)")
     if value not in OP_TYPES:
         raise NerframeError(
-            f"{where}: unknown op type {value!r}{_suggest(value, OP_TYPES)}; "
+            f"{where}: unknown op type {value!r}{did_you_mean(value, OP_TYPES)}; "
             f"valid op types: {', '.join(OP_TYPES)}"
         )
     return value
-
-
-def _suggest(word: str, choices: Iterable[str]) -> str:
-    close = difflib.get_close_matches(word, list(choices), n=1)
-    if not close:
-        lowered = {c.lower(): c for c in choices}
-        close = [lowered[word.lower()]] if word.lower() in lowered else []
-    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def _coerce(key: str, value: object, where: str) -> object:
@@ -218,7 +209,7 @@ def _from_frame(frame: pl.DataFrame) -> pl.DataFrame:
     extra = [name for name in frame.columns if name not in OPS]
     if extra:
         raise NerframeError(
-            f"ops table: unknown column {extra[0]!r}{_suggest(extra[0], OPS)}; "
+            f"ops table: unknown column {extra[0]!r}{did_you_mean(extra[0], OPS)}; "
             f"columns are {', '.join(OPS)}"
         )
     if "op_type" not in frame.columns:

@@ -19,9 +19,8 @@ from dataclasses import dataclass
 import polars as pl
 
 from nerframe.catalogue import op_types
-from nerframe.errors import NerframeError
+from nerframe.errors import NerframeError, did_you_mean
 from nerframe.graph import Graph, graph
-from nerframe.ops import _suggest
 
 RAY_FRAME = 800 * 800
 GAUSSIAN_FRAME = 1280 * 720
@@ -227,7 +226,7 @@ def pipeline(
     spec = PIPELINES.get(name)
     if spec is None:
         raise NerframeError(
-            f"unknown pipeline {name!r}{_suggest(name, PIPELINES)}; "
+            f"unknown pipeline {name!r}{did_you_mean(name, PIPELINES)}; "
             f"built-in pipelines: {', '.join(PIPELINES)}"
         )
     b = 4096 if rays is None else rays

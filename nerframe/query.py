@@ -20,7 +20,7 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from nerframe.errors import NerframeError
+from nerframe.errors import NerframeError, did_you_mean
 from nerframe.store import tables
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -70,7 +70,8 @@ def query(sql_or_name: str, store: str | Path) -> pl.DataFrame:
     if _NAME.fullmatch(text):
         if text not in queries:
             raise NerframeError(
-                f"unknown query {text!r}; named queries: {', '.join(queries)} (or give SQL)"
+                f"unknown query {text!r}{did_you_mean(text, queries)}; "
+                f"named queries: {', '.join(queries)} (or give SQL)"
             )
         sql, label = queries[text], f"query {text!r}"
     else:
