@@ -214,7 +214,8 @@ def test_unknown_table_names_the_view(store: Path) -> None:
 
 
 def test_unknown_query_name_lists_the_names(store: Path) -> None:
-    with pytest.raises(NerframeError, match=r"unknown query 'hot_ops'; named queries: bottle"):
+    expected = r"unknown query 'hot_ops' \(did you mean 'top_ops'\?\); named queries: bottle"
+    with pytest.raises(NerframeError, match=expected):
         query("hot_ops", store)
     with pytest.raises(NerframeError, match="empty query"):
         query("  ", store)
