@@ -18,14 +18,13 @@ the previous one.
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
 
+from nerframe.atomic import atomic_folder
 from nerframe.costs import costs
 from nerframe.errors import NerframeError, UnmappedError
 from nerframe.graph import Graph, expand, read_graph
@@ -72,9 +71,11 @@ def analyze(
                 loaded[name] = accelerator(name)
             pairs.append((g, loaded[name]))
     target = Path(output)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    building = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
-    try:
+    if target.exists() and not (target / "store.json").exists() and any(target.iterdir()):
+        raise NerframeError(
+            f"{target}: exists and is not a nerframe result store; not replacing it"
+        )
+    with atomic_folder(target) as building:
         summary = _write(building, graphs, pairs, list(loaded.values()), parallelism, pipelined)
         write_manifest(
             building,
@@ -93,9 +94,6 @@ def analyze(
             from nerframe.report import build_report
 
             build_report(building)
-        _swap(building, target)
-    finally:
-        shutil.rmtree(building, ignore_errors=True)
     return Analysis(target, summary)
 
 
@@ -129,20 +127,6 @@ def _write(
         write_table(store, "summary", summary, pipeline=g.name, hardware=accel.name)
         summaries.append(summary)
     return pl.concat(summaries)
-
-
-def _swap(building: Path, target: Path) -> None:
-    """Move the finished store into place; the old one goes only once the new one is in."""
-    if target.exists() and not (target / "store.json").exists() and any(target.iterdir()):
-        raise NerframeError(
-            f"{target}: exists and is not a nerframe result store; not replacing it"
-        )
-    old = target.with_name(f".{target.name}.old")
-    shutil.rmtree(old, ignore_errors=True)
-    if target.exists():
-        target.rename(old)
-    building.rename(target)
-    shutil.rmtree(old, ignore_errors=True)
 
 
 def _pipelines(names: Sequence[str] | None) -> list[str]:

@@ -1,7 +1,9 @@
-"""Atomic file output: write to a temporary name beside the target, then rename.
+"""Atomic output: write under a temporary name beside the target, then rename.
 
-A crash or an error while writing never leaves a half-written file under the
-final name, and an existing file is replaced only by a complete new one.
+A crash or an error while writing never leaves a half-written file or folder
+under the final name, and an existing one is replaced only by a complete new
+one. Temporary names start with a dot; permissions follow the umask, as for
+any file the user creates.
 
 >>> import pathlib, tempfile
 >>> target = pathlib.Path(tempfile.mkdtemp()) / "out.txt"
@@ -15,21 +17,47 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
+import secrets
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 
+def _sibling(target: Path) -> Path:
+    return target.with_name(f".{target.name}.{secrets.token_hex(6)}.tmp")
+
+
 @contextlib.contextmanager
 def atomic_path(target: str | Path) -> Iterator[Path]:
-    """Yield a temporary path in `target`'s folder; rename it to `target` on success."""
+    """Yield a temporary file path beside `target`; rename it to `target` on success."""
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    os.close(fd)
-    tmp = Path(name)
+    tmp = _sibling(target)
+    os.close(os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
     try:
         yield tmp
         os.replace(tmp, target)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def atomic_folder(target: str | Path) -> Iterator[Path]:
+    """Yield a new empty folder beside `target`; on success it replaces `target`.
+
+    The previous `target` (if any) is removed only after the new folder is in
+    place; on error the new folder is removed and `target` is left untouched.
+    """
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    building = _sibling(target)
+    building.mkdir()
+    old = _sibling(target)
+    try:
+        yield building
+        if target.exists():
+            target.rename(old)
+        building.rename(target)
+    finally:
+        shutil.rmtree(building, ignore_errors=True)
+        shutil.rmtree(old, ignore_errors=True)

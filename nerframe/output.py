@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import sys
+from decimal import Decimal
 from pathlib import Path
 
 import polars as pl
@@ -67,6 +68,8 @@ def format_value(value: object) -> str:
         return f"{value:.4g}" if abs(value) >= 1e6 or abs(value) < 1e-3 else f"{value:,.4f}"
     if isinstance(value, int):
         return f"{value:,}"
+    if isinstance(value, Decimal):  # DuckDB's SUM of integers
+        return format_value(int(value) if value == value.to_integral_value() else float(value))
     if isinstance(value, list):
         return ",".join(map(str, value))
     return str(value)
