@@ -10,8 +10,10 @@ import altair as alt
 import numpy as np
 import polars as pl
 import pytest
+import store_fixture
 from store_fixture import write_store
 
+import nerframe
 from nerframe import charts, schemas
 from nerframe.errors import NerframeError
 from nerframe.store import tables
@@ -165,10 +167,34 @@ def test_gantt_chart_lanes(frames: dict[str, pl.DataFrame]) -> None:
     assert axis["values"] == [i + 0.5 for i in range(16)]
     assert axis["labelExpr"].startswith('["sampler #0", "sampler #1", "encoder #0"')
     spans = {r["op"]: (r["lane_lo"], r["lane_hi"]) for r in rows}
-    assert spans["MLP #2"] == (6, 14)  # all 8 instances
-    assert spans["MLP #3"][1] - spans["MLP #3"][0] == 1  # one instance
+    # The store is scheduled with split parallelism: an op takes every instance.
+    assert spans["MLP #2"] == spans["MLP #3"] == spans["MLP #5 (B)"] == (6, 14)
+    assert spans["HashEncoding #6 (B)"] == (2, 6)
     separators = _data(spec, _unit(spec, "rule"))
     assert sorted(r["lane"] for r in separators) == [2.0, 6.0, 14.0]
+
+
+def test_gantt_chart_lanes_of_single_instance_ops(frames: dict[str, pl.DataFrame]) -> None:
+    # The same pair with instance parallelism: each op takes the instance of its module
+    # that is free earliest (lowest index on ties), and only used instances get a lane.
+    path = frames["accelerators"].filter(accelerator="server_npu")["path"].item()
+    result = nerframe.schedule(
+        store_fixture.graph("hashnerf_train"), nerframe.accelerator(path), "instance"
+    )
+    spec = _check(charts.gantt_chart(result.schedule))
+    bars = _unit(spec, "rect", color="category")
+    axis = bars["encoding"]["y"]["axis"]
+    # sampler 1, encoder 2, mlp_array 3, blender 1 (in order of first use)
+    assert axis["values"] == [i + 0.5 for i in range(7)]
+    assert axis["labelExpr"].startswith('["sampler", "encoder #0", "encoder #1", "mlp_array #0"')
+    rows = _data(spec, bars)
+    assert len(rows) == result.schedule.height
+    spans = {r["op"]: (r["lane_lo"], r["lane_hi"]) for r in rows}
+    assert all(hi - lo == 1 for lo, hi in spans.values())  # one instance each
+    assert (spans["MLP #2"], spans["MLP #3"], spans["MLP #5 (B)"]) == ((3, 4), (4, 5), (5, 6))
+    assert (spans["HashEncoding #1"], spans["HashEncoding #6 (B)"]) == ((1, 2), (2, 3))
+    separators = _data(spec, _unit(spec, "rule"))
+    assert sorted(r["lane"] for r in separators) == [1.0, 3.0, 6.0]
 
 
 def test_gantt_chart_merges_ops_beyond_max_rows() -> None:

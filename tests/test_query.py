@@ -125,7 +125,10 @@ def test_bottlenecks_query(store: Path, frames: dict[str, pl.DataFrame]) -> None
     got = query("bottlenecks", store)
     _same(got, expected)
     assert got.height == 8  # the unmapped pair has no bottleneck
-    assert got.filter(graph="gsplat", accelerator="server_npu")["busy_cycles"].item() == 19981
+    # The store is scheduled with split parallelism (an op takes every instance of its
+    # module), so the bottleneck's busy cycles per instance are the scheduler's interval.
+    assert got["busy_cycles"].to_list() == got["interval_cycles"].cast(pl.Float64).to_list()
+    assert got["compute_bound_ops"].sum() > 0 and got["memory_bound_ops"].sum() > 0
 
 
 def test_breakdown_query(store: Path, frames: dict[str, pl.DataFrame]) -> None:
@@ -160,7 +163,8 @@ def test_matrix_query(store: Path, frames: dict[str, pl.DataFrame]) -> None:
     _same(got, frames["summary"].select(columns).sort("graph", "accelerator"))
     unmapped = got.filter(status="unmapped")
     assert unmapped.select("graph", "accelerator").rows() == [("gsplat", "edge_npu")]
-    assert unmapped["fps"].is_null().all() and "unmapped op types" in unmapped["message"][0]
+    assert unmapped["fps"].is_null().all()
+    assert "has no module for op types Projection, SubtileSkip" in unmapped["message"][0]
 
 
 def test_top_ops_query(store: Path, frames: dict[str, pl.DataFrame]) -> None:

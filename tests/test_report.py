@@ -3,6 +3,7 @@ headless-Chromium rendering with networking disabled."""
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import re
@@ -14,11 +15,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+import polars as pl
 import pytest
 from store_fixture import write_store
 
 from nerframe.errors import NerframeError
 from nerframe.report import build_report
+from nerframe.store import tables
 
 CHROMIUM = Path("/usr/bin/chromium")
 
@@ -40,6 +43,19 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     store = write_store(tmp_path_factory.mktemp("store"))
     build_report(store)
     return store
+
+
+def _table(store: Path, name: str) -> pl.DataFrame:
+    return pl.read_parquet(tables(store)[name])
+
+
+def _unmapped_message(store: Path) -> str:
+    unmapped = _table(store, "summary").filter(status="unmapped")
+    assert unmapped.select("graph", "accelerator").rows() == [("gsplat", "edge_npu")]
+    message = unmapped["message"].item()
+    assert message.startswith("accelerator 'edge_npu' has no module for op types ")
+    assert "Projection, SubtileSkip" in message
+    return message
 
 
 def test_files(store: Path) -> None:
@@ -83,14 +99,26 @@ def test_overview_warnings_and_unmapped(store: Path) -> None:
     page = (store / "report.html").read_text()
     overview = page[page.index('<section id="overview">') : page.index('<section id="gsplat">')]
     assert overview.count("<tr class=") == 4
-    assert "gsplat on edge_npu: unmapped op types: Projection, SubtileSkip" in overview
-    assert "edge_npu: original-format file: throughputs may be MAC counts" in overview
+    assert f"gsplat on edge_npu: {html.escape(_unmapped_message(store))}" in overview
+    # edge_npu's load warning (its sampler's area equals its power); the others have none.
+    loaded = dict(_table(store, "accelerators").select("accelerator", "warnings").rows())
+    assert loaded["server_npu"] == []
+    (warning,) = loaded["edge_npu"]
+    assert warning.startswith("area_um2 equals power_uw for modules sampler: ")
+    assert "Accelerator load warnings" in overview
+    assert f"edge_npu: {html.escape(warning)}" in overview
+    summary = _table(store, "summary")
+    utilization = summary.filter(graph="gsplat", accelerator="server_npu")["dram_utilization"]
+    assert utilization.item() > 1
     pair = page[page.index('<section id="gsplat--server_npu">') :]
     pair = pair[: pair.index("</section>")]
-    assert "DRAM utilisation 1.19 &gt; 1" in pair and "optimistic" in pair
+    assert f"DRAM utilisation {utilization.item():.3g} &gt; 1" in pair and "optimistic" in pair
+    assert "accelerator server_npu:" not in pair
+    utilization = summary.filter(graph="hashnerf_train", accelerator="edge_npu")["dram_utilization"]
+    assert utilization.item() <= 1
     edge = page[page.index('<section id="hashnerf_train--edge_npu">') :]
     edge = edge[: edge.index("</section>")]
-    assert "accelerator edge_npu: original-format file" in edge
+    assert f"accelerator edge_npu: {html.escape(warning)}" in edge
     assert "DRAM utilisation" not in edge
     created = json.loads((store / "store.json").read_text())["created"]
     assert f"store created {created}" in page
@@ -102,7 +130,7 @@ def test_summary_markdown(store: Path) -> None:
     assert table[0].startswith("| pipeline | accelerator | status | fps |")
     assert len(table) == 2 + 4
     assert "| gsplat | edge_npu | unmapped | – |" in table[2]
-    assert any(line.startswith("- gsplat on edge_npu: unmapped op types") for line in lines)
+    assert f"- gsplat on edge_npu: {_unmapped_message(store)}" in lines
 
 
 def test_stale_charts_go(store: Path, tmp_path: Path) -> None:
