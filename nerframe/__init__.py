@@ -23,6 +23,7 @@ from nerframe.pipelines import pipeline, pipelines
 from nerframe.query import query
 from nerframe.roofline import System, roofline
 from nerframe.schedule import Schedule, schedule
+from nerframe.sweep import sweep
 
 __all__ = [
     "Accelerator",
@@ -46,5 +47,6 @@ __all__ = [
     "read_graph",
     "roofline",
     "schedule",
+    "sweep",
 ]
 __version__ = "0.1.0"

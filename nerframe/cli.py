@@ -154,6 +154,35 @@ def cmd_analyze(args: argparse.Namespace) -> None:
     sys.stderr.write(f"wrote {result.store}/\n")
 
 
+def cmd_sweep(args: argparse.Namespace) -> None:
+    from nerframe.sweep import sweep
+
+    grid = dict(_axis(text) for text in args.vary)
+    result = sweep(
+        _graph(args, args.pipeline),
+        args.hardware,
+        grid,
+        parallelism=args.parallelism,
+        pipelined=args.pipelined,
+        output=args.output,
+    )
+    shown = result.sort("fps", descending=True, nulls_last=True, maintain_order=True)
+    if args.top:
+        shown = shown.head(args.top)
+    view = ["config", *grid, "fps", "energy_per_frame_j", "avg_power_w", "area_mm2"]
+    emit(shown.select(*view, "dram_utilization", "bottleneck_module"), args.format)
+    if args.output is not None:
+        sys.stderr.write(f"wrote {args.output}/ ({result.height:,} configurations)\n")
+
+
+def _axis(text: str) -> tuple[str, list[float]]:
+    name, _, values = text.partition("=")
+    try:
+        return name.strip(), [float(v) for v in values.split(",")]
+    except ValueError:
+        raise NerframeError(f"--vary expects PARAM=V1,V2,..., got {text!r}") from None
+
+
 def cmd_roofline(args: argparse.Namespace) -> None:
     from nerframe.charts import roofline_chart, save_chart
     from nerframe.costs import costs
@@ -226,6 +255,24 @@ def parser() -> argparse.ArgumentParser:
     _schedule_options(p)
     _workload(p)
     p.set_defaults(run=cmd_analyze)
+
+    p = sub.add_parser("sweep", help="one pipeline on a grid of accelerator variants")
+    p.add_argument("pipeline", help="a built-in pipeline or a graph file (.json)")
+    p.add_argument("--hardware", required=True, help="a built-in accelerator or a .json file")
+    p.add_argument(
+        "--vary",
+        action="append",
+        required=True,
+        metavar="PARAM=V1,V2,...",
+        help="values to try: frequency_mhz, dram_bandwidth_gbps, dram_pj_per_byte or "
+        "MODULE.FIELD (count, throughput_ops_per_cycle, latency_cycles, power_uw, area_um2)",
+    )
+    p.add_argument("--top", type=int, default=10, help="rows to print, fastest first; 0: all")
+    p.add_argument("-o", "--output", type=Path, metavar="DIR", help="write (or resume) a store")
+    p.add_argument("--format", choices=FORMATS[:3], help="format of the printed rows")
+    _schedule_options(p)
+    _workload(p)
+    p.set_defaults(run=cmd_sweep)
 
     p = sub.add_parser("roofline", help="roofline chart (png, svg, html) or table")
     p.add_argument("pipelines", nargs="+", help="built-in pipelines or graph files")

@@ -174,11 +174,15 @@ class Accelerator:
     def area_mm2(self) -> float:
         """Σ module area × count + Σ SRAM area, in mm²."""
         modules = sum(m.area_um2 * m.count for m in self.modules)
-        sram = sum(
+        return (modules + self.sram_area_um2) / 1e6
+
+    @property
+    def sram_area_um2(self) -> float:
+        """Σ SRAM block area (its own ``area_um2``, else ``size_kb * sram_um2_per_kb``)."""
+        return sum(
             s.area_um2 if s.area_um2 is not None else s.size_kb * self.sram_um2_per_kb
             for s in self.sram
         )
-        return (modules + sram) / 1e6
 
     @property
     def bytes_per_cycle(self) -> float:

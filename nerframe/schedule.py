@@ -24,7 +24,7 @@ from nerframe.costs import costs
 from nerframe.errors import NerframeError
 from nerframe.graph import Graph, topological_order
 from nerframe.hardware import Accelerator, accelerator, map_operators
-from nerframe.kernels.schedule import csr, schedule_configs
+from nerframe.kernels.schedule import ScheduleResult, csr, schedule_configs
 from nerframe.schemas import SCHEDULE, SUMMARY
 
 PARALLELISM = ("split", "instance")
@@ -36,6 +36,120 @@ class Schedule:
 
     schedule: pl.DataFrame
     summary: pl.DataFrame
+
+
+@dataclass(frozen=True)
+class Configurations:
+    """C variants of one accelerator, as the scheduler kernel takes them.
+
+    Module arrays have shape (C, M) in the accelerator's module order; the
+    others shape (C,). `Configurations.of(accel)` is the accelerator itself (C = 1).
+    """
+
+    module_count: np.ndarray
+    module_throughput: np.ndarray
+    module_latency: np.ndarray
+    module_power_uw: np.ndarray
+    module_area_um2: np.ndarray
+    frequency_mhz: np.ndarray
+    dram_bandwidth_gbps: np.ndarray
+    dram_pj_per_byte: np.ndarray
+
+    @classmethod
+    def of(cls, accel: Accelerator) -> Configurations:
+        """The accelerator as a batch of one configuration."""
+        modules = accel.modules
+        return cls(
+            module_count=np.array([[m.count for m in modules]], np.int64),
+            module_throughput=np.array([[m.throughput_ops_per_cycle for m in modules]]),
+            module_latency=np.array([[m.latency_cycles for m in modules]], np.int64),
+            module_power_uw=np.array([[m.power_uw for m in modules]]),
+            module_area_um2=np.array([[m.area_um2 for m in modules]]),
+            frequency_mhz=np.array([accel.frequency_mhz]),
+            dram_bandwidth_gbps=np.array([accel.dram_bandwidth_gbps]),
+            dram_pj_per_byte=np.array([accel.dram_pj_per_byte]),
+        )
+
+    @property
+    def bytes_per_cycle(self) -> np.ndarray:
+        """DRAM bytes deliverable per clock cycle, per configuration."""
+        return self.dram_bandwidth_gbps * 1e9 / (self.frequency_mhz * 1e6)
+
+
+@dataclass(frozen=True)
+class Mapped:
+    """A graph mapped onto an accelerator's modules, ready for the kernel."""
+
+    costs: pl.DataFrame
+    module: np.ndarray
+    csr: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+    order: np.ndarray
+
+    @classmethod
+    def of(cls, graph: Graph, accel: Accelerator) -> Mapped:
+        """Costs, module of every op, data-edge CSR and a topological order.
+
+        Raises `nerframe.UnmappedError` when an op has no module.
+        """
+        table = costs(graph.ops)
+        module = map_operators(table["op_type"], table["backward"], accel)
+        src, dst = graph.data_edges()
+        return cls(table, module, csr(graph.ops.height, src, dst), topological_order(graph))
+
+    def run(self, configs: Configurations, parallelism: str, keep_ops: bool) -> ScheduleResult:
+        """List-schedule one batch on every configuration."""
+        if parallelism not in PARALLELISM:
+            raise NerframeError(f"unknown parallelism {parallelism!r}; choose split or instance")
+        return schedule_configs(
+            *self.csr,
+            self.order,
+            self.module,
+            self.costs["flops"].to_numpy(),
+            self.costs["bytes_total"].to_numpy(),
+            module_count=configs.module_count,
+            module_throughput=configs.module_throughput,
+            module_latency=configs.module_latency,
+            module_power_uw=configs.module_power_uw,
+            frequency_mhz=configs.frequency_mhz,
+            dram_bandwidth_gbps=configs.dram_bandwidth_gbps,
+            dram_pj_per_byte=configs.dram_pj_per_byte,
+            split=parallelism == "split",
+            keep_ops=keep_ops,
+        )
+
+
+def frame_figures(
+    run: ScheduleResult,
+    configs: Configurations,
+    batches: int,
+    pipelined: bool,
+    total_bytes: float,
+) -> dict[str, np.ndarray]:
+    """Per-configuration frame figures from per-batch ones (summary columns).
+
+    Figures that need a non-zero frame time (fps, power) are NaN without one.
+    """
+    makespan, interval = run.makespan, run.interval
+    frame_cycles = makespan + (batches - 1) * interval if pipelined else batches * makespan
+    frame_time = frame_cycles / (configs.frequency_mhz * 1e6)
+    energy = batches * run.energy_j
+    with np.errstate(divide="ignore", invalid="ignore"):
+        fps = np.where(frame_time > 0, 1 / frame_time, np.nan)
+        power = np.where(frame_time > 0, energy / frame_time, np.nan)
+        utilization = np.where(
+            makespan > 0, total_bytes / (makespan * configs.bytes_per_cycle), 0.0
+        )
+    return {
+        "batches": np.full(makespan.shape, batches, np.int64),
+        "makespan_cycles": makespan,
+        "interval_cycles": interval,
+        "frame_cycles": frame_cycles,
+        "frame_time_s": frame_time,
+        "fps": fps,
+        "energy_per_frame_j": energy,
+        "avg_power_w": power,
+        "dram_utilization": utilization,
+    }
 
 
 def schedule(
@@ -50,37 +164,15 @@ def schedule(
     ``"instance"`` (an op takes one; batches spread over the instances).
     Raises `NerframeError` when an op cannot be mapped to a module.
     """
-    if parallelism not in PARALLELISM:
-        raise NerframeError(f"unknown parallelism {parallelism!r}; choose split or instance")
     accel = accelerator(accel) if isinstance(accel, str) else accel
-    table = costs(graph.ops)
-    module = map_operators(table["op_type"], table["backward"], accel)
-    src, dst = graph.data_edges()
-    pred_ptr, pred_idx, succ_ptr, succ_idx = csr(graph.ops.height, src, dst)
-    modules = accel.modules
-    run = schedule_configs(
-        pred_ptr,
-        pred_idx,
-        succ_ptr,
-        succ_idx,
-        topological_order(graph),
-        module,
-        table["flops"].to_numpy(),
-        table["bytes_total"].to_numpy(),
-        module_count=np.array([[m.count for m in modules]], np.int64),
-        module_throughput=np.array([[m.throughput_ops_per_cycle for m in modules]]),
-        module_latency=np.array([[m.latency_cycles for m in modules]], np.int64),
-        module_power_uw=np.array([[m.power_uw for m in modules]]),
-        frequency_mhz=np.array([accel.frequency_mhz]),
-        dram_bandwidth_gbps=np.array([accel.dram_bandwidth_gbps]),
-        dram_pj_per_byte=np.array([accel.dram_pj_per_byte]),
-        split=parallelism == "split",
-        keep_ops=True,
-    )
-    names = np.array([m.name for m in modules])
+    mapped = Mapped.of(graph, accel)
+    configs = Configurations.of(accel)
+    run = mapped.run(configs, parallelism, keep_ops=True)
+    table = mapped.costs
+    names = np.array([m.name for m in accel.modules])
     ops = table.select(*SCHEDULE.names()[:5], "flops", "bytes_total").with_columns(
         accelerator=pl.lit(accel.name),
-        module=pl.Series(names[module]),
+        module=pl.Series(names[mapped.module]),
         instances=run.instances[0],
         first_instance=run.first_instance[0],
         start_cycle=run.start[0],
@@ -93,30 +185,18 @@ def schedule(
         ),
         energy_j=run.energy_op[0],
     )
-    ops = ops.select(SCHEDULE.names()).cast(SCHEDULE)
-    makespan, interval = int(run.makespan[0]), int(run.interval[0])
-    batches = graph.batches
-    frame_cycles = makespan + (batches - 1) * interval if pipelined else batches * makespan
-    frame_time = frame_cycles / (accel.frequency_mhz * 1e6)
-    energy = batches * float(run.energy_j[0])
     total_bytes = float(table["bytes_total"].sum())
-    summary = {
+    figures = frame_figures(run, configs, graph.batches, pipelined, total_bytes)
+    row = {
         **_pair(graph, accel, parallelism, pipelined),
         "status": "ok",
-        "batches": batches,
-        "makespan_cycles": makespan,
-        "interval_cycles": interval,
-        "frame_cycles": frame_cycles,
-        "frame_time_s": frame_time,
-        "fps": 1 / frame_time if frame_time > 0 else None,
-        "energy_per_frame_j": energy,
-        "avg_power_w": energy / frame_time if frame_time > 0 else None,
-        "dram_utilization": total_bytes / (makespan * accel.bytes_per_cycle) if makespan else 0.0,
-        "bottleneck_module": modules[int(run.bottleneck[0])].name,
+        **{name: values[0].item() for name, values in figures.items()},
+        "bottleneck_module": names[run.bottleneck[0]],
         "total_flops": float(table["flops"].sum()),
         "total_bytes": total_bytes,
     }
-    return Schedule(ops, pl.DataFrame([summary], schema=SUMMARY))
+    summary = pl.DataFrame([row], schema=SUMMARY).fill_nan(None)
+    return Schedule(ops.select(SCHEDULE.names()).cast(SCHEDULE), summary)
 
 
 def unmapped_summary(
@@ -131,6 +211,7 @@ def _pair(graph: Graph, accel: Accelerator, parallelism: str, pipelined: bool) -
     return {
         "graph": graph.name,
         "accelerator": accel.name,
+        "message": None,
         "parallelism": parallelism,
         "pipelined": pipelined,
         "rays": graph.rays,

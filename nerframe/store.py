@@ -32,10 +32,12 @@ from nerframe.errors import NerframeError
 MANIFEST = "store.json"
 
 
-def write_table(store: str | Path, table: str, df: pl.DataFrame, **partition: str) -> Path:
-    """Write `df` as one Parquet part of `table`, under hive folders ``key=value``."""
+def write_table(
+    store: str | Path, table: str, df: pl.DataFrame, part: int = 0, **partition: str
+) -> Path:
+    """Write `df` as Parquet part number `part` of `table`, under hive folders ``key=value``."""
     folder = Path(store, table, *(f"{key}={value}" for key, value in partition.items()))
-    target = folder / "part-0.parquet"
+    target = folder / f"part-{part}.parquet"
     with atomic_path(target) as tmp:
         df.write_parquet(tmp, statistics=True)
     return target

@@ -126,3 +126,32 @@ def test_analyze_then_query(tmp_path: Path) -> None:
         "query", "SELECT count(*) AS n FROM summary", "--store", str(store), "--format", "json"
     )
     assert json.loads(query.stdout) == [{"n": 3}]
+
+
+def test_sweep_command(tmp_path: Path) -> None:
+    store = tmp_path / "sweep"
+    args = [
+        "sweep",
+        "neurex",
+        "--hardware",
+        "neurex",
+        "--vary",
+        "frequency_mhz=500,1000",
+        "--vary",
+        "systolic_array_32x32.count=1,2,4",
+        "--top",
+        "2",
+        "--format",
+        "json",
+    ]
+    result = run(*args, "-o", str(store))
+    assert result.returncode == 0, result.stderr
+    rows = json.loads(result.stdout)
+    assert len(rows) == 2 and rows[0]["fps"] >= rows[1]["fps"]
+    assert "6 configurations" in result.stderr
+    query = run(
+        "query", "SELECT count(*) AS n FROM sweep", "--store", str(store), "--format", "json"
+    )
+    assert json.loads(query.stdout) == [{"n": 6}]
+    bad = run("sweep", "neurex", "--hardware", "neurex", "--vary", "frequency_mhz=fast")
+    assert bad.returncode == 1 and bad.stderr.startswith("error: --vary expects")

@@ -1,0 +1,114 @@
+"""Design-space sweeps: every row equals a single schedule; chunks, stores, resumption."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+import nerframe
+from nerframe.sweep import variant
+
+GRID = {
+    "frequency_mhz": [400, 1000],
+    "dram_bandwidth_gbps": [16, 512],
+    "systolic_array_32x32.count": [1, 3],
+    "index_generation_unit.throughput_ops_per_cycle": [8, 96],
+    "interpolation_compute_unit.latency_cycles": [0, 50],
+}
+FIGURES = [
+    "makespan_cycles",
+    "interval_cycles",
+    "frame_cycles",
+    "frame_time_s",
+    "fps",
+    "energy_per_frame_j",
+    "avg_power_w",
+    "area_mm2",
+    "dram_utilization",
+    "bottleneck_module",
+]
+
+
+@pytest.fixture(scope="module")
+def neurex() -> nerframe.Graph:
+    return nerframe.expand(nerframe.pipeline("neurex"))
+
+
+@pytest.mark.parametrize("parallelism", ["split", "instance"])
+def test_every_row_equals_the_schedule_of_its_variant(neurex, parallelism: str) -> None:
+    accel = nerframe.accelerator("neurex_server")
+    grid = {
+        "frequency_mhz": [700, 1300],
+        "systolic_array.count": [1, 16],
+        "index_generation_unit.count": [4, 64],
+        "dram_pj_per_byte": [0, 20],
+    }
+    result = nerframe.sweep(neurex, accel, grid, parallelism=parallelism)
+    assert result.height == 16
+    assert result["config"].to_list() == list(range(16))
+    for row in result.iter_rows(named=True):
+        one = variant(accel, {name: row[name] for name in grid})
+        expected = nerframe.schedule(neurex, one, parallelism=parallelism).summary
+        assert {k: row[k] for k in FIGURES} == expected.select(FIGURES).row(0, named=True)
+        assert row["peak_tflops"] == pytest.approx(one.peak_tflops, rel=1e-12)
+
+
+def test_grid_order_last_parameter_fastest(neurex) -> None:
+    result = nerframe.sweep(neurex, "neurex", GRID)
+    assert result.height == math.prod(len(v) for v in GRID.values())
+    assert result["frequency_mhz"].to_list()[:17] == [400.0] * 16 + [1000.0]
+    assert result["interpolation_compute_unit.latency_cycles"].to_list()[:4] == [0, 50, 0, 50]
+    assert result.schema["systolic_array_32x32.count"] == pl.Int64
+
+
+def test_chunks_do_not_change_results(neurex) -> None:
+    whole = nerframe.sweep(neurex, "neurex", GRID)
+    assert nerframe.sweep(neurex, "neurex", GRID, chunk_size=5).equals(whole)
+
+
+def test_store_is_queryable_and_resumable(neurex, tmp_path: Path) -> None:
+    store = tmp_path / "sweep"
+    first = nerframe.sweep(neurex, "neurex", GRID, output=store, chunk_size=10)
+    assert first.equals(nerframe.sweep(neurex, "neurex", GRID))
+    parts = sorted((store / "sweep/graph=neurex/hardware=neurex").glob("*.parquet"))
+    assert len(parts) == 4
+    best = nerframe.query("SELECT max(fps) AS best FROM sweep", store)["best"].item()
+    assert best == first["fps"].max()
+    # An interrupted sweep: one chunk is missing, the others stay as they were.
+    parts[2].unlink()
+    kept = parts[0].stat().st_mtime_ns
+    again = nerframe.sweep(neurex, "neurex", GRID, output=store, chunk_size=10)
+    assert again.equals(first)
+    assert parts[0].stat().st_mtime_ns == kept and parts[2].exists()
+
+
+def test_a_different_sweep_will_not_overwrite_a_store(neurex, tmp_path: Path) -> None:
+    store = tmp_path / "sweep"
+    nerframe.sweep(neurex, "neurex", GRID, output=store)
+    with pytest.raises(nerframe.NerframeError, match="holds something other than this sweep"):
+        nerframe.sweep(neurex, "neurex", {**GRID, "frequency_mhz": [500]}, output=store)
+
+
+@pytest.mark.parametrize(
+    ("grid", "message"),
+    [
+        ({"frequency": [1]}, r"unknown sweep parameter 'frequency' \(did you mean 'frequency_mhz'"),
+        ({"systolic.count": [1]}, "MODULE in index_generation_unit, systolic_array_32x32"),
+        ({"systolic_array_32x32.count": [1.5]}, "values must be integers"),
+        ({"systolic_array_32x32.count": [0]}, "values must be > 0"),
+        ({"frequency_mhz": []}, "non-empty list"),
+        ({"dram_bandwidth_gbps": [float("nan")]}, "values must be finite"),
+        ({"interpolation_compute_unit.latency_cycles": [-1]}, "values must be >= 0"),
+    ],
+)
+def test_bad_grids(neurex, grid: dict, message: str) -> None:
+    with pytest.raises(nerframe.NerframeError, match=message):
+        nerframe.sweep(neurex, "neurex", grid)
+
+
+def test_unmapped_graph_is_refused() -> None:
+    with pytest.raises(nerframe.UnmappedError):
+        nerframe.sweep(nerframe.pipeline("gbu"), "neurex", {"frequency_mhz": [1000]})
