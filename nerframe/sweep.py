@@ -177,7 +177,7 @@ def _evaluate(
             **figures,
             "area_mm2": area / 1e6,
             "peak_tflops": peak * 1e6 / 1e12,
-            "bottleneck_module": np.array(modules)[run.bottleneck],
+            "bottleneck_module": pl.Series(modules).gather(run.bottleneck),
         }
     )
     return figures_table.select(
