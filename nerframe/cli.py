@@ -305,7 +305,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         run(args)
     except NerframeError as e:
-        sys.stderr.write(f"error: {e}\n")
+        # One line, whatever a library put into the message.
+        message = " ".join(line.strip() for line in str(e).splitlines() if line.strip())
+        sys.stderr.write(f"error: {message}\n")
         return 1
     except BrokenPipeError:
         return 0

@@ -17,11 +17,12 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
+import yaml
 
 from nerframe.catalogue import op_types
 from nerframe.errors import NerframeError
 from nerframe.ops import operators
-from nerframe.schemas import EDGES
+from nerframe.schemas import EDGE_KIND, EDGES
 
 
 @dataclass(frozen=True)
@@ -83,10 +84,16 @@ def graph(
         edges = pl.DataFrame(rows, schema=["src", "dst", "kind"], orient="row")
     if "kind" not in edges.columns:
         edges = edges.with_columns(kind=pl.lit("data"))
+    kinds = edges.get_column("kind").cast(pl.String)
+    known = kinds.is_in(EDGE_KIND.categories.to_list()).fill_null(False)
+    if not known.all():
+        bad = kinds.filter(~known)[0]
+        raise NerframeError(f"graph {name!r}: edge kind must be 'data' or 'feedback', got {bad!r}")
     try:
         edges = edges.select(pl.lit(name).alias("graph"), "src", "dst", "kind").cast(EDGES)
     except (pl.exceptions.PolarsError, TypeError) as e:
-        raise NerframeError(f"graph {name!r}: bad edges table ({e})") from None
+        reason = str(e).splitlines()[0]
+        raise NerframeError(f"graph {name!r}: edges must be integer op ids ({reason})") from None
     bad = edges.filter(~pl.col("src").is_in(ids) | ~pl.col("dst").is_in(ids))
     if bad.height:
         src, dst = bad.row(0)[1:3]
@@ -157,36 +164,62 @@ def _stage(row: Mapping[str, object], stage: str, position: int) -> dict[str, ob
 
 
 def read_graph(path: str | Path) -> Graph:
-    """A graph from a JSON file: ``{"name", "ops": [records], "edges": [[src, dst]
-    or [src, dst, kind] or {"src", "dst", "kind"}], "frame_pixels", "kind"}``.
+    """A graph from a JSON or YAML file holding ``{"name", "ops": [records],
+    "edges": [[src, dst] or [src, dst, kind] or {"src", "dst", "kind"}],
+    "frame_pixels", "kind"}``.
 
     Only ``ops`` is required; the name defaults to the file's stem.
     """
     path = Path(path)
-    try:
-        document = json.loads(path.read_text())
-    except OSError as e:
-        raise NerframeError(f"{path}: cannot read graph file ({e.strerror})") from None
-    except json.JSONDecodeError as e:
-        raise NerframeError(
-            f"{path}: malformed JSON at line {e.lineno} column {e.colno}: {e.msg}"
-        ) from None
+    document = _document(path)
     if not isinstance(document, dict) or not isinstance(document.get("ops"), list):
         raise NerframeError(f"{path}: not a graph file (expected an object with an 'ops' list)")
     unknown = set(document) - {"name", "ops", "edges", "frame_pixels", "kind", "notes"}
     if unknown:
         raise NerframeError(f"{path}: unknown field {sorted(unknown)[0]!r}")
-    edges = [
-        (e["src"], e["dst"], e.get("kind", "data")) if isinstance(e, dict) else tuple(e)
-        for e in document.get("edges", [])
-    ]
+    edges = [_edge(e, path) for e in document.get("edges") or []]
+    pixels = document.get("frame_pixels", 800 * 800)
+    if isinstance(pixels, bool) or not isinstance(pixels, int) or pixels < 1:
+        raise NerframeError(f"{path}: frame_pixels must be an integer >= 1, got {pixels!r}")
     try:
         return graph(
             str(document.get("name", path.stem)),
             document["ops"],
             edges,
-            frame_pixels=int(document.get("frame_pixels", 800 * 800)),
+            frame_pixels=pixels,
             kind=str(document.get("kind", "inference")),
         )
     except NerframeError as e:
         raise NerframeError(f"{path}: {e}") from None
+
+
+def _document(path: Path) -> object:
+    """The parsed content of a JSON or YAML (by suffix) file."""
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise NerframeError(f"{path}: cannot read graph file ({e.strerror})") from None
+    if path.suffix.lower() in (".yaml", ".yml"):
+        try:
+            return yaml.safe_load(text)
+        except yaml.YAMLError as e:
+            mark = getattr(e, "problem_mark", None)
+            where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
+            problem = getattr(e, "problem", None) or str(e).splitlines()[0]
+            raise NerframeError(f"{path}: malformed YAML{where}: {problem}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise NerframeError(
+            f"{path}: malformed JSON at line {e.lineno} column {e.colno}: {e.msg}"
+        ) from None
+
+
+def _edge(edge: object, path: Path) -> tuple[object, ...]:
+    if isinstance(edge, dict) and {"src", "dst"} <= set(edge) <= {"src", "dst", "kind"}:
+        return edge["src"], edge["dst"], edge.get("kind", "data")
+    if isinstance(edge, list) and len(edge) in (2, 3):
+        return tuple(edge)
+    raise NerframeError(
+        f"{path}: edge {edge!r} must be [src, dst], [src, dst, kind] or {{src, dst, kind}}"
+    )

@@ -129,3 +129,52 @@ def test_read_graph(tmp_path: Path) -> None:
     path.write_text('{"ops": [], "edgs": []}')
     with pytest.raises(nerframe.NerframeError, match="unknown field 'edgs'"):
         nerframe.read_graph(path)
+
+
+def test_read_graph_yaml(tmp_path: Path) -> None:
+    path = tmp_path / "mine.yaml"
+    path.write_text(
+        "name: mine\n"
+        "ops:\n"
+        "  - {op_type: UniformSampler, B: 8, N: 2}\n"
+        "  - {op_type: RGBRenderer, B: 8, N: 2}\n"
+        "edges:\n"
+        "  - [0, 1]\n"
+        "  - {src: 1, dst: 0, kind: feedback}\n"
+        "frame_pixels: 64\n"
+    )
+    g = nerframe.read_graph(path)
+    assert (g.name, g.batches) == ("mine", 8)
+    assert g.edges.select("src", "dst", "kind").rows() == [(0, 1, "data"), (1, 0, "feedback")]
+    path.write_text("ops:\n  - {op_type: Sorting\n")
+    with pytest.raises(
+        nerframe.NerframeError, match=r"malformed YAML at line 3 column 1: expected"
+    ):
+        nerframe.read_graph(path)
+
+
+@pytest.mark.parametrize(
+    ("edges", "message"),
+    [
+        ([[0]], r"edge \[0\] must be \[src, dst\]"),
+        ([[0, 1, "loop"]], "edge kind must be 'data' or 'feedback', got 'loop'"),
+        ([[0, 1, None]], "edge kind must be 'data' or 'feedback', got None"),
+        ([["a", 1]], "edges must be integer op ids"),
+        ([{"src": 0, "to": 1}], "must be"),
+    ],
+)
+def test_read_graph_bad_edges(tmp_path: Path, edges: list, message: str) -> None:
+    path = tmp_path / "g.json"
+    ops = [{"op_type": "Sorting", "B": 1, "N": 1}] * 2
+    path.write_text(json.dumps({"ops": ops, "edges": edges}))
+    with pytest.raises(nerframe.NerframeError, match=message):
+        nerframe.read_graph(path)
+
+
+def test_read_graph_bad_frame_pixels(tmp_path: Path) -> None:
+    path = tmp_path / "g.json"
+    path.write_text(
+        json.dumps({"ops": [{"op_type": "Sorting", "B": 1, "N": 1}], "frame_pixels": 0})
+    )
+    with pytest.raises(nerframe.NerframeError, match="frame_pixels must be an integer >= 1"):
+        nerframe.read_graph(path)
