@@ -311,6 +311,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except BrokenPipeError:
         return 0
+    except OSError as e:  # an unwritable output path, a full disk, ...
+        sys.stderr.write(f"error: {e.filename or ''}: {e.strerror or e}\n")
+        return 1
     return 0
 
 

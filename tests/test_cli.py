@@ -155,3 +155,12 @@ def test_sweep_command(tmp_path: Path) -> None:
     assert json.loads(query.stdout) == [{"n": 6}]
     bad = run("sweep", "neurex", "--hardware", "neurex", "--vary", "frequency_mhz=fast")
     assert bad.returncode == 1 and bad.stderr.startswith("error: --vary expects")
+
+
+def test_unwritable_output_is_one_error_line(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    result = run("costs", "neurex", "-o", str(blocker / "out.csv"))
+    assert result.returncode == 1
+    assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1
+    assert "Traceback" not in result.stderr
