@@ -66,7 +66,7 @@ def _schedule_options(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _count(text: str) -> int:
+def non_negative(text: str) -> int:
     """An argparse type: an integer >= 0."""
     value = int(text)
     if value < 0:
@@ -275,7 +275,9 @@ def parser() -> argparse.ArgumentParser:
         help="values to try: frequency_mhz, dram_bandwidth_gbps, dram_pj_per_byte or "
         "MODULE.FIELD (count, throughput_ops_per_cycle, latency_cycles, power_uw, area_um2)",
     )
-    p.add_argument("--top", type=_count, default=10, help="rows to print, fastest first; 0: all")
+    p.add_argument(
+        "--top", type=non_negative, default=10, help="rows to print, fastest first; 0: all"
+    )
     p.add_argument("-o", "--output", type=Path, metavar="DIR", help="write (or resume) a store")
     p.add_argument("--format", choices=FORMATS[:3], help="format of the printed rows")
     _schedule_options(p)
