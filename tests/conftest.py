@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -15,3 +16,12 @@ def shared() -> Path:
     if not (SHARED / "spec").is_dir():
         pytest.skip(f"reference inputs not found at {SHARED} (the sibling shared/ folder)")
     return SHARED
+
+
+@pytest.fixture
+def graph_file(tmp_path: Path) -> Path:
+    """A one-op graph file (an MLP, so every built-in NeRF accelerator can run it)."""
+    mlp = {"op_type": "MLP", "B": 64, "N": 8, "in_dim": 3, "num_layers": 2, "layer_width": 16}
+    path = tmp_path / "mine.json"
+    path.write_text(json.dumps({"ops": [mlp]}))
+    return path

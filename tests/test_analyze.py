@@ -93,25 +93,8 @@ def test_refuses_to_replace_a_foreign_folder(tmp_path: Path) -> None:
     assert (tmp_path / "mine" / "notes.txt").read_text() == "keep me"
 
 
-def test_custom_graph_needs_named_hardware(tmp_path: Path) -> None:
-    path = tmp_path / "g.json"
-    path.write_text(
-        json.dumps(
-            {
-                "ops": [
-                    {
-                        "op_type": "MLP",
-                        "B": 64,
-                        "N": 8,
-                        "in_dim": 3,
-                        "num_layers": 2,
-                        "layer_width": 16,
-                    }
-                ]
-            }
-        )
-    )
+def test_custom_graph_needs_named_hardware(graph_file: Path, tmp_path: Path) -> None:
     with pytest.raises(nerframe.NerframeError, match="no native accelerator"):
-        nerframe.analyze([str(path)], output=tmp_path / "s", report=False)
-    result = nerframe.analyze([str(path)], ["neurex"], output=tmp_path / "s", report=False)
+        nerframe.analyze([str(graph_file)], output=tmp_path / "s", report=False)
+    result = nerframe.analyze([str(graph_file)], ["neurex"], output=tmp_path / "s", report=False)
     assert result.summary["status"].to_list() == ["ok"]

@@ -94,25 +94,8 @@ def test_schedule_command(capsys: pytest.CaptureFixture[str]) -> None:
     assert summary["status"] == "ok" and summary["batches"] == 157
 
 
-def test_schedule_a_graph_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    path = tmp_path / "mine.json"
-    path.write_text(
-        json.dumps(
-            {
-                "ops": [
-                    {
-                        "op_type": "MLP",
-                        "B": 64,
-                        "N": 8,
-                        "in_dim": 3,
-                        "num_layers": 2,
-                        "layer_width": 16,
-                    }
-                ]
-            }
-        )
-    )
-    assert main(["schedule", str(path), "--hardware", "neurex", "--format", "csv"]) == 0
+def test_schedule_a_graph_file(graph_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["schedule", str(graph_file), "--hardware", "neurex", "--format", "csv"]) == 0
     assert "systolic_array_32x32" in capsys.readouterr().out
 
 
