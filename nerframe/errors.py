@@ -1,9 +1,10 @@
-"""The one exception a user can cause.
+"""The errors a user can cause, and the suggestions their messages carry.
 
 Every error that bad input can cause (an unknown op type, an invalid value, a
 cyclic graph, a malformed accelerator file, an unmapped operator, an unreadable
-store) raises `NerframeError` with a message that names the culprit. The CLI
-prints it as a single ``error: …`` line.
+store) raises `NerframeError` (or its `UnmappedError`) with a message that
+names the culprit, and suggests the closest valid name where there is one. The
+CLI prints it as a single ``error: …`` line.
 
 >>> import nerframe
 >>> try:
