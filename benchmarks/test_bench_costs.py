@@ -14,10 +14,10 @@ import polars as pl
 import pytest
 
 import nerframe
-from nerframe.catalogue import op_types
-from nerframe.costs import _view
+from nerframe.costing import _view
 from nerframe.kernels.costs import ARGUMENTS, cost_columns, cost_kernel, kernel_arguments
 from nerframe.kernels.reference_costs import reference_cost
+from nerframe.taxonomy import op_types
 
 ROWS = 10_000_000
 

@@ -23,10 +23,10 @@ import pytest
 from pytest_benchmark.fixture import BenchmarkFixture
 
 from nerframe import schemas
-from nerframe.catalogue import op_types
-from nerframe.query import named_queries, query
 from nerframe.report import build_report
+from nerframe.sql import named_queries, query
 from nerframe.store import write_manifest, write_table
+from nerframe.taxonomy import op_types
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from store_fixture import write_store

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 import nerframe
-from nerframe.schedule import Configurations, Mapped
+from nerframe.scheduling import Configurations, Mapped
 
 GRID = {
     "frequency_mhz": np.linspace(200, 2000, 100),

@@ -24,8 +24,8 @@ import numpy as np
 import polars as pl
 from numba import njit, prange
 
-from nerframe.catalogue import OP_TYPES
 from nerframe.schemas import OPS
+from nerframe.taxonomy import OP_TYPES
 
 EXACT_LIMIT = 2.0**53
 """Largest element count the kernel represents exactly."""

@@ -12,18 +12,18 @@ stores and altair draws the charts.
 'index_generation_unit'
 """
 
-from nerframe.analyze import Analysis, analyze
-from nerframe.catalogue import catalogue
-from nerframe.costs import costs
+from nerframe.analysis import Analysis, analyze
+from nerframe.builtin_pipelines import pipeline, pipelines
+from nerframe.costing import costs
 from nerframe.errors import NerframeError, UnmappedError
-from nerframe.graph import Graph, expand, graph, read_graph
+from nerframe.graphs import Graph, expand, graph, read_graph
 from nerframe.hardware import Accelerator, accelerator, accelerators
 from nerframe.ops import operators
-from nerframe.pipelines import pipeline, pipelines
-from nerframe.query import query
-from nerframe.roofline import System, roofline
-from nerframe.schedule import Schedule, schedule
-from nerframe.sweep import sweep
+from nerframe.rooflines import System, roofline
+from nerframe.scheduling import Schedule, schedule
+from nerframe.sql import query
+from nerframe.sweeps import sweep
+from nerframe.taxonomy import catalogue
 
 __all__ = [
     "Accelerator",

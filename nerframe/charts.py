@@ -30,8 +30,8 @@ import vl_convert as vlc
 
 from nerframe import schemas
 from nerframe.atomic import atomic_path
-from nerframe.catalogue import CATEGORIES
 from nerframe.errors import NerframeError
+from nerframe.taxonomy import CATEGORIES
 
 MAX_ROWS = 5000
 """Rows altair's default data transformer accepts in one dataset."""

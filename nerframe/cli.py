@@ -20,7 +20,7 @@ from pathlib import Path
 import polars as pl
 
 from nerframe.errors import NerframeError
-from nerframe.graph import Graph
+from nerframe.graphs import Graph
 from nerframe.output import FORMATS, emit, format_value, to_text
 
 COST_VIEW = ["op_id", "op_type", "category", "backward", "bitwidth", "B", "N", "G"]
@@ -46,7 +46,7 @@ def _output(p: argparse.ArgumentParser) -> None:
 
 
 def _graph(args: argparse.Namespace, name: str) -> Graph:
-    from nerframe.analyze import load_graph
+    from nerframe.analysis import load_graph
 
     return load_graph(name, args.rays, args.samples, args.gaussians, args.fine)
 
@@ -85,13 +85,13 @@ def _warn(lines: Sequence[str]) -> None:
 
 
 def cmd_pipelines(args: argparse.Namespace) -> None:
-    from nerframe.pipelines import pipelines
+    from nerframe.builtin_pipelines import pipelines
 
     emit(pipelines(), args.format, args.output)
 
 
 def cmd_costs(args: argparse.Namespace) -> None:
-    from nerframe.costs import costs
+    from nerframe.costing import costs
 
     table = costs(_graph(args, args.pipeline).ops)
     if _for_people(args):
@@ -121,7 +121,7 @@ def cmd_hardware(args: argparse.Namespace) -> None:
 
 def cmd_schedule(args: argparse.Namespace) -> None:
     from nerframe.hardware import accelerator
-    from nerframe.schedule import schedule
+    from nerframe.scheduling import schedule
 
     accel = accelerator(args.hardware)
     _warn(accel.warnings)
@@ -142,7 +142,7 @@ def cmd_schedule(args: argparse.Namespace) -> None:
 
 
 def cmd_analyze(args: argparse.Namespace) -> None:
-    from nerframe.analyze import analyze
+    from nerframe.analysis import analyze
 
     result = analyze(
         args.pipelines,
@@ -163,7 +163,7 @@ def cmd_analyze(args: argparse.Namespace) -> None:
 
 
 def cmd_sweep(args: argparse.Namespace) -> None:
-    from nerframe.sweep import sweep
+    from nerframe.sweeps import sweep
 
     grid = dict(_axis(text) for text in args.vary)
     result = sweep(
@@ -192,10 +192,10 @@ def _axis(text: str) -> tuple[str, list[float]]:
 
 
 def cmd_roofline(args: argparse.Namespace) -> None:
+    from nerframe.builtin_pipelines import PIPELINES
     from nerframe.charts import roofline_chart, save_chart
-    from nerframe.costs import costs
-    from nerframe.pipelines import PIPELINES
-    from nerframe.roofline import roofline
+    from nerframe.costing import costs
+    from nerframe.rooflines import roofline
 
     graphs = [_graph(args, name) for name in args.pipelines]
     names = args.system or ["A100"] + [
@@ -210,7 +210,7 @@ def cmd_roofline(args: argparse.Namespace) -> None:
 
 
 def cmd_query(args: argparse.Namespace) -> None:
-    from nerframe.query import query
+    from nerframe.sql import query
 
     emit(query(args.query, args.store), args.format, args.output)
 

@@ -34,8 +34,8 @@ import numpy as np
 import polars as pl
 
 from nerframe import schemas
-from nerframe.catalogue import OP_TYPES
 from nerframe.errors import NerframeError, UnmappedError, did_you_mean
+from nerframe.taxonomy import OP_TYPES
 
 BUILTIN: tuple[str, ...] = (
     "icarus",

@@ -22,9 +22,9 @@ from numbers import Integral, Real
 import numpy as np
 import polars as pl
 
-from nerframe.catalogue import OP_TYPES, PARAMETER, PARAMETERS, op_types
 from nerframe.errors import NerframeError, did_you_mean
 from nerframe.schemas import OPS
+from nerframe.taxonomy import OP_TYPES, PARAMETER, PARAMETERS, op_types
 
 _INT_RANGE = {pl.Int32(): (-(2**31), 2**31 - 1), pl.Int64(): (-(2**63), 2**63 - 1)}
 _BASE = {"graph", "op_id", "op_type", "category", "backward", "bitwidth"}

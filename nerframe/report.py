@@ -38,7 +38,7 @@ import vl_convert as vlc
 from nerframe import charts
 from nerframe.atomic import atomic_path
 from nerframe.errors import NerframeError
-from nerframe.roofline import PRESETS, System, roofline
+from nerframe.rooflines import PRESETS, System, roofline
 from nerframe.store import read_manifest, tables
 
 REQUIRED = ("summary", "schedule", "costs", "ops", "edges")

@@ -15,7 +15,7 @@ from __future__ import annotations
 import polars as pl
 import pyarrow as pa
 
-from nerframe.catalogue import CATEGORIES, OP_TYPES, PARAMETERS
+from nerframe.taxonomy import CATEGORIES, OP_TYPES, PARAMETERS
 
 OP_TYPE = pl.Enum(OP_TYPES)
 CATEGORY = pl.Enum(CATEGORIES)

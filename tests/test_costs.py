@@ -11,9 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import nerframe
-from nerframe.catalogue import OP_TYPES, op_types
 from nerframe.kernels.reference_costs import reference_cost
 from nerframe.schemas import COSTS
+from nerframe.taxonomy import OP_TYPES, op_types
 
 MLP_EXAMPLE = {
     "op_type": "MLP",

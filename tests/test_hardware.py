@@ -15,7 +15,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nerframe import schemas
-from nerframe.catalogue import OP_TYPES, op_types
 from nerframe.errors import NerframeError
 from nerframe.hardware import (
     ASSUMED_DRAM_BANDWIDTH_GBPS,
@@ -30,6 +29,7 @@ from nerframe.hardware import (
     map_operators,
     module_table,
 )
+from nerframe.taxonomy import OP_TYPES, op_types
 
 RENDERSIM = Path(__file__).resolve().parents[2] / "shared" / "data" / "rendersim" / "hardware"
 needs_rendersim = pytest.mark.skipif(

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 import nerframe
-from nerframe.graph import topological_order
-from nerframe.pipelines import PIPELINES
+from nerframe.builtin_pipelines import PIPELINES
+from nerframe.graphs import topological_order
 
 FEEDBACK = {"gsarch": [(9, 1)], "instant3d": [(7, 2)]}
 NATIVE_OPS = {

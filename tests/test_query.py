@@ -12,7 +12,7 @@ from polars.testing import assert_frame_equal
 from store_fixture import write_store
 
 from nerframe.errors import NerframeError
-from nerframe.query import connect, named_queries, query
+from nerframe.sql import connect, named_queries, query
 from nerframe.store import tables
 
 ANALYZE_VIEWS = {"ops", "edges", "costs", "schedule", "summary", "roofline"}
@@ -243,7 +243,7 @@ def test_named_query_on_a_store_without_its_table(store: Path, tmp_path: Path) -
 
 
 def test_named_queries_on_an_analyze_store(tmp_path: Path) -> None:
-    from nerframe.analyze import analyze
+    from nerframe.analysis import analyze
 
     store = analyze(["neurex"], output=tmp_path / "out", report=False).store
     summary = pl.read_parquet(tables(store)["summary"])

@@ -301,7 +301,7 @@ def test_report_renders_offline_in_chromium(store: Path, tmp_path: Path) -> None
 
 
 def test_report_of_an_analyze_store(tmp_path: Path) -> None:
-    from nerframe.analyze import analyze
+    from nerframe.analysis import analyze
 
     store = analyze(["neurex"], output=tmp_path / "out", report=False).store
     page = build_report(store).read_text()

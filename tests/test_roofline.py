@@ -11,7 +11,7 @@ import pytest
 import nerframe
 from nerframe import schemas
 from nerframe.errors import NerframeError
-from nerframe.roofline import PRESETS, System, roofline, system
+from nerframe.rooflines import PRESETS, System, roofline, system
 
 
 def _costs(rows: list[tuple[float, float]], intensity: list[float] | None = None) -> pl.DataFrame:

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 import nerframe
+from nerframe.builtin_pipelines import PIPELINES
 from nerframe.hardware import BUILTIN
-from nerframe.pipelines import PIPELINES
 from nerframe.schemas import SCHEDULE, SUMMARY
 
 NATIVE = [(p, a) for p, spec in PIPELINES.items() for a in spec.native]

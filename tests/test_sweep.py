@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 
 import nerframe
-from nerframe.sweep import variant
+from nerframe.sweeps import variant
 
 GRID = {
     "frequency_mhz": [400, 1000],

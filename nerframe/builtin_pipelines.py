@@ -18,9 +18,9 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from nerframe.catalogue import op_types
 from nerframe.errors import NerframeError, did_you_mean
-from nerframe.graph import Graph, graph
+from nerframe.graphs import Graph, graph
+from nerframe.taxonomy import op_types
 
 RAY_FRAME = 800 * 800
 GAUSSIAN_FRAME = 1280 * 720
@@ -249,7 +249,7 @@ def pipelines() -> pl.DataFrame:
     >>> pipelines().filter(pipeline="neurex")["total_flops"].item()
     7887388672.0
     """
-    from nerframe.costs import costs
+    from nerframe.costing import costs
 
     rows = []
     for name, spec in PIPELINES.items():

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from nerframe.costs import costs
+from nerframe.costing import costs
 from nerframe.errors import NerframeError
-from nerframe.graph import Graph, topological_order
+from nerframe.graphs import Graph, topological_order
 from nerframe.hardware import Accelerator, accelerator, map_operators
 from nerframe.kernels.schedule import ScheduleResult, csr, schedule_configs
 from nerframe.schemas import SCHEDULE, SUMMARY

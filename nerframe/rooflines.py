@@ -29,7 +29,7 @@ from typing import Protocol
 import polars as pl
 
 from nerframe import schemas
-from nerframe.costs import costs as compute_costs
+from nerframe.costing import costs as compute_costs
 from nerframe.errors import NerframeError
 
 

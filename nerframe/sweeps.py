@@ -31,9 +31,9 @@ import numpy as np
 import polars as pl
 
 from nerframe.errors import NerframeError, did_you_mean
-from nerframe.graph import Graph
+from nerframe.graphs import Graph
 from nerframe.hardware import Accelerator, accelerator
-from nerframe.schedule import PARALLELISM, Configurations, Mapped, frame_figures
+from nerframe.scheduling import PARALLELISM, Configurations, Mapped, frame_figures
 from nerframe.store import MANIFEST, write_manifest, write_table
 
 # name -> (Configurations field, integer-valued, zero allowed)

@@ -19,10 +19,10 @@ import numpy as np
 import polars as pl
 import yaml
 
-from nerframe.catalogue import op_types
 from nerframe.errors import NerframeError
 from nerframe.ops import operators
 from nerframe.schemas import EDGE_KIND, EDGES
+from nerframe.taxonomy import op_types
 
 
 @dataclass(frozen=True)

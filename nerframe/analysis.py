@@ -25,13 +25,13 @@ from pathlib import Path
 import polars as pl
 
 from nerframe.atomic import atomic_folder
-from nerframe.costs import costs
+from nerframe.builtin_pipelines import PIPELINES, pipeline
+from nerframe.costing import costs
 from nerframe.errors import NerframeError, UnmappedError
-from nerframe.graph import Graph, expand, read_graph
+from nerframe.graphs import Graph, expand, read_graph
 from nerframe.hardware import BUILTIN, Accelerator, accelerator, accelerator_table, module_table
-from nerframe.pipelines import PIPELINES, pipeline
-from nerframe.roofline import PRESETS, roofline, system
-from nerframe.schedule import schedule, unmapped_summary
+from nerframe.rooflines import PRESETS, roofline, system
+from nerframe.scheduling import schedule, unmapped_summary
 from nerframe.store import write_manifest, write_table
 
 
