@@ -28,7 +28,7 @@ import altair as alt
 import polars as pl
 import vl_convert as vlc
 
-from nerframe import schemas
+from nerframe import ppa, schemas
 from nerframe.atomic import atomic_path
 from nerframe.errors import NerframeError
 from nerframe.taxonomy import CATEGORIES
@@ -180,9 +180,8 @@ def roofline_chart(roofline: pl.DataFrame) -> Chart:
                     pl.col("bound").cast(pl.String).unique().sort().str.join("/"),
                 )
                 .with_columns(
-                    attainable=pl.min_horizontal(
-                        pl.col("peak_tflops") * 1e12,
-                        pl.col("intensity") * pl.col("bandwidth_gbps") * 1e9,
+                    attainable=ppa.attainable(
+                        pl.col("peak_tflops"), pl.col("bandwidth_gbps"), pl.col("intensity")
                     )
                 )
                 .drop("b", "op_type", "peak_tflops", "bandwidth_gbps")

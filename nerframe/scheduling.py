@@ -20,11 +20,14 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
+from nerframe import ppa
+from nerframe.accelerator_model import Accelerator
 from nerframe.costing import costs
 from nerframe.errors import NerframeError
 from nerframe.graphs import Graph, topological_order
-from nerframe.hardware import Accelerator, accelerator, map_operators
+from nerframe.hardware import accelerator
 from nerframe.kernels.schedule import ScheduleResult, csr, schedule_configs
+from nerframe.mapping import map_operators, work
 from nerframe.schemas import SCHEDULE, SUMMARY
 
 PARALLELISM = ("split", "instance")
@@ -44,6 +47,14 @@ class Configurations:
 
     Module arrays have shape (C, M) in the accelerator's module order; the
     others shape (C,). `Configurations.of(accel)` is the accelerator itself (C = 1).
+    ``module_power_reference_mhz`` is NaN for a module whose power does not
+    depend on the clock, else the clock its ``power_uw`` was measured at.
+
+    >>> import nerframe
+    >>> c = Configurations.of(nerframe.accelerator("icarus"))
+    >>> c.frequency_mhz[0] = 200.0  # half the clock the ICARUS power was measured at
+    >>> c.module_power_uw[0, 1], c.power_uw[0, 1]
+    (np.float64(272200.0), np.float64(136100.0))
     """
 
     module_count: np.ndarray
@@ -54,11 +65,15 @@ class Configurations:
     frequency_mhz: np.ndarray
     dram_bandwidth_gbps: np.ndarray
     dram_pj_per_byte: np.ndarray
+    module_power_reference_mhz: np.ndarray
+    module_efficiency: np.ndarray
+    memory_efficiency: np.ndarray
 
     @classmethod
     def of(cls, accel: Accelerator) -> Configurations:
         """The accelerator as a batch of one configuration."""
         modules = accel.modules
+        reference = [m.power_reference_mhz for m in modules]
         return cls(
             module_count=np.array([[m.count for m in modules]], np.int64),
             module_throughput=np.array([[m.throughput_ops_per_cycle for m in modules]]),
@@ -68,33 +83,68 @@ class Configurations:
             frequency_mhz=np.array([accel.frequency_mhz]),
             dram_bandwidth_gbps=np.array([accel.dram_bandwidth_gbps]),
             dram_pj_per_byte=np.array([accel.dram_pj_per_byte]),
+            module_power_reference_mhz=np.array([[np.nan if r is None else r for r in reference]]),
+            module_efficiency=np.array([[m.efficiency for m in modules]]),
+            memory_efficiency=np.array([accel.memory_efficiency]),
         )
 
     @property
     def bytes_per_cycle(self) -> np.ndarray:
-        """DRAM bytes deliverable per clock cycle, per configuration."""
-        return self.dram_bandwidth_gbps * 1e9 / (self.frequency_mhz * 1e6)
+        """Peak DRAM bytes deliverable per clock cycle, per configuration."""
+        return ppa.bytes_per_cycle(self.dram_bandwidth_gbps, self.frequency_mhz)
+
+    @property
+    def power_uw(self) -> np.ndarray:
+        """Module power at each configuration's clock: dynamic power scales with it."""
+        scale = self.frequency_mhz[:, None] / self.module_power_reference_mhz
+        return self.module_power_uw * np.where(np.isnan(scale), 1.0, scale)
+
+    @property
+    def throughput(self) -> np.ndarray:
+        """Module throughput that real work reaches: the peak times the module's efficiency."""
+        return self.module_throughput * self.module_efficiency
+
+    @property
+    def bandwidth_gbps(self) -> np.ndarray:
+        """DRAM bandwidth that real work reaches: the peak times the memory efficiency."""
+        return self.dram_bandwidth_gbps * self.memory_efficiency
 
 
 @dataclass(frozen=True)
 class Mapped:
-    """A graph mapped onto an accelerator's modules, ready for the kernel."""
+    """A graph mapped onto an accelerator's modules, ready for the kernel.
+
+    ``work`` is each op's work in the unit of its module (FLOPs, samples,
+    Gaussians…); ``dram_bytes`` its DRAM traffic: its bytes, or none on a module
+    that keeps its data on chip.
+    """
 
     costs: pl.DataFrame
     module: np.ndarray
     csr: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
     order: np.ndarray
+    work: np.ndarray
+    dram_bytes: np.ndarray
 
     @classmethod
     def of(cls, graph: Graph, accel: Accelerator) -> Mapped:
-        """Costs, module of every op, data-edge CSR and a topological order.
+        """Costs, module and work of every op, data-edge CSR and a topological order.
 
         Raises `nerframe.UnmappedError` when an op has no module.
         """
         table = costs(graph.ops)
         module = map_operators(table["op_type"], table["backward"], accel)
+        on_chip = np.array([m.on_chip for m in accel.modules], dtype=bool)[module]
+        dram_bytes = np.where(on_chip, 0.0, table["bytes_total"].to_numpy())
         src, dst = graph.data_edges()
-        return cls(table, module, csr(graph.ops.height, src, dst), topological_order(graph))
+        return cls(
+            table,
+            module,
+            csr(graph.ops.height, src, dst),
+            topological_order(graph),
+            work(table, module, accel),
+            dram_bytes,
+        )
 
     def run(self, configs: Configurations, parallelism: str, keep_ops: bool) -> ScheduleResult:
         """List-schedule one batch on every configuration."""
@@ -104,14 +154,14 @@ class Mapped:
             *self.csr,
             self.order,
             self.module,
-            self.costs["flops"].to_numpy(),
-            self.costs["bytes_total"].to_numpy(),
+            self.work,
+            self.dram_bytes,
             module_count=configs.module_count,
-            module_throughput=configs.module_throughput,
+            module_throughput=configs.throughput,
             module_latency=configs.module_latency,
-            module_power_uw=configs.module_power_uw,
+            module_power_uw=configs.power_uw,
             frequency_mhz=configs.frequency_mhz,
-            dram_bandwidth_gbps=configs.dram_bandwidth_gbps,
+            dram_bandwidth_gbps=configs.bandwidth_gbps,
             dram_pj_per_byte=configs.dram_pj_per_byte,
             split=parallelism == "split",
             keep_ops=keep_ops,
@@ -162,9 +212,12 @@ def schedule(
 
     `parallelism` is ``"split"`` (an op takes every instance of its module) or
     ``"instance"`` (an op takes one; batches spread over the instances).
-    Raises `NerframeError` when an op cannot be mapped to a module.
+    Raises `NerframeError` when an op cannot be mapped to a module. A GPU
+    (``kind`` ``gpu``) runs one kernel at a time, so its batches never overlap:
+    ``pipelined`` is False there whatever is asked.
     """
     accel = accelerator(accel) if isinstance(accel, str) else accel
+    pipelined = pipelined and accel.kind != "gpu"
     mapped = Mapped.of(graph, accel)
     configs = Configurations.of(accel)
     run = mapped.run(configs, parallelism, keep_ops=True)
@@ -185,15 +238,14 @@ def schedule(
         ),
         energy_j=run.energy_op[0],
     )
-    total_bytes = float(table["bytes_total"].sum())
-    figures = frame_figures(run, configs, graph.batches, pipelined, total_bytes)
+    figures = frame_figures(run, configs, graph.batches, pipelined, float(mapped.dram_bytes.sum()))
     row = {
         **_pair(graph, accel, parallelism, pipelined),
         "status": "ok",
         **{name: values[0].item() for name, values in figures.items()},
         "bottleneck_module": names[run.bottleneck[0]],
         "total_flops": float(table["flops"].sum()),
-        "total_bytes": total_bytes,
+        "total_bytes": float(table["bytes_total"].sum()),
     }
     summary = pl.DataFrame([row], schema=SUMMARY).fill_nan(None)
     return Schedule(ops.select(SCHEDULE.names()).cast(SCHEDULE), summary)
