@@ -12,18 +12,20 @@ stores and altair draws the charts.
 'index_generation_unit'
 """
 
+from nerframe.accelerator_model import Accelerator
 from nerframe.analysis import Analysis, analyze
 from nerframe.builtin_pipelines import pipeline, pipelines
 from nerframe.costing import costs
 from nerframe.errors import NerframeError, UnmappedError
 from nerframe.graphs import Graph, expand, graph, read_graph
-from nerframe.hardware import Accelerator, accelerator, accelerators
+from nerframe.hardware import accelerator, accelerators
 from nerframe.ops import operators
 from nerframe.rooflines import System, roofline
 from nerframe.scheduling import Schedule, schedule
 from nerframe.sql import query
 from nerframe.sweeps import sweep
 from nerframe.taxonomy import catalogue
+from nerframe.validation import validate
 
 __all__ = [
     "Accelerator",
@@ -48,5 +50,6 @@ __all__ = [
     "roofline",
     "schedule",
     "sweep",
+    "validate",
 ]
 __version__ = "0.1.0"

@@ -116,7 +116,7 @@ PIPELINES: dict[str, Spec] = {
     ),
     "gaurast": Spec(
         "inference",
-        ("gscore",),
+        ("gaurast",),
         (
             Op("FrustumCullingProjection"),
             Op("SphericalHarmonics", {"degree": 4}),

@@ -221,6 +221,18 @@ def cmd_report(args: argparse.Namespace) -> None:
     sys.stderr.write(f"wrote {build_report(args.store, args.output)}\n")
 
 
+def cmd_validate(args: argparse.Namespace) -> None:
+    from nerframe.validation import calibrate, summary, validate
+
+    if args.calibrate:
+        emit(calibrate(), args.format, args.output)
+        return
+    table = validate()
+    emit(table, args.format, args.output)
+    # the summary goes beside a table on the terminal, else to stderr beside the file
+    (sys.stdout if _for_people(args) else sys.stderr).write(summary(table) + "\n")
+
+
 def parser() -> argparse.ArgumentParser:
     """The argument parser of the ``nerframe`` command."""
     top = _Parser(prog="nerframe", description=__doc__.split("\n")[0])
@@ -300,6 +312,15 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--store", type=Path, required=True, metavar="DIR")
     _output(p)
     p.set_defaults(run=cmd_query)
+
+    p = sub.add_parser("validate", help="published figures against the model's predictions")
+    p.add_argument(
+        "--calibrate",
+        action="store_true",
+        help="print the parameters the calibration rows fix instead",
+    )
+    _output(p)
+    p.set_defaults(run=cmd_validate)
 
     p = sub.add_parser("report", help="(re)build the HTML report of a result store")
     p.add_argument("store", type=Path, metavar="DIR")

@@ -93,7 +93,7 @@ def work(costs: pl.DataFrame, module: np.ndarray, accel: Accelerator) -> np.ndar
 
     `costs` is a costs table (its ``flops`` column is the work of FLOP-rated
     modules); `module` the rows' module indices (`map_operators`). A row mapped to a
-    module whose unit its op type does not count raises a `NerframeError` naming both.
+    module whose unit its op type does not count raises `nerframe.UnmappedError` naming both.
 
     >>> import nerframe
     >>> g = nerframe.pipeline("icarus", rays=2, samples=3)
@@ -113,7 +113,7 @@ def work(costs: pl.DataFrame, module: np.ndarray, accel: Accelerator) -> np.ndar
         if factors is None:
             names = sorted({accel.modules[i].name for i in module[rows]})
             counted = ", ".join(["flop", *WORK_ITEMS[op_type]])
-            raise NerframeError(
+            raise UnmappedError(
                 f"accelerator '{accel.name}': op type {op_type} maps to module "
                 f"{', '.join(names)} rated in {unit}s, a unit {op_type} does not count "
                 f"(it counts: {counted})"

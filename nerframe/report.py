@@ -308,6 +308,30 @@ _RENDER = """
 """.strip()
 
 
+def _validation_section(page: _Page) -> None:
+    """Published figures against the built-in model (`nerframe.validate`)."""
+    from nerframe.validation import summary, validate
+
+    table = validate()
+    columns = ("id", "tag", "metric", "value", "unit", "predicted", "error", "source")
+    head = "".join(f"<th>{_e(c)}</th>" for c in columns)
+    body = "".join(
+        "<tr>"
+        + "".join(
+            f'<td class="num">{_num(row[c], 3)}</td>'
+            if c in ("value", "predicted", "error")
+            else f'<td class="text">{_e(row[c])}</td>'
+            for c in columns
+        )
+        + "</tr>"
+        for row in table.iter_rows(named=True)
+    )
+    page.add('<section id="validation"><h2>Validation against published figures</h2>')
+    page.add(f"<p>{_e(summary(table))}</p>")
+    page.add(f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
+    page.add("</section>")
+
+
 def build_report(store: str | Path, output: str | Path | None = None) -> Path:
     """Write the report of `store` (``report.html`` or `output`, ``summary.md`` and
     ``charts/``) and return the HTML path."""
@@ -330,6 +354,7 @@ def build_report(store: str | Path, output: str | Path | None = None) -> Path:
     graphs = summary["graph"].unique().sort().to_list()
     page.add(
         '<nav><ul><li><a href="#overview">overview</a></li>'
+        '<li><a href="#validation">validation</a></li>'
         + "".join(f'<li><a href="#{_e(_slug(g))}">{_e(g)}</a></li>' for g in graphs)
         + "</ul></nav>"
     )
@@ -350,6 +375,7 @@ def build_report(store: str | Path, output: str | Path | None = None) -> Path:
         page.add("<h3>Accelerator load warnings</h3>")
         page.add(_warning_list([f"{a}: {w}" for a, ws in load.items() for w in ws]))
     page.add("</section>")
+    _validation_section(page)
     for graph in graphs:
         page.add(f'<section id="{_e(_slug(graph))}"><h2>{_e(graph)}</h2>')
         ops = frames["ops"].filter(pl.col("graph") == graph)

@@ -68,6 +68,7 @@ class Configurations:
     module_power_reference_mhz: np.ndarray
     module_efficiency: np.ndarray
     memory_efficiency: np.ndarray
+    module_counts_flops: np.ndarray
 
     @classmethod
     def of(cls, accel: Accelerator) -> Configurations:
@@ -86,12 +87,19 @@ class Configurations:
             module_power_reference_mhz=np.array([[np.nan if r is None else r for r in reference]]),
             module_efficiency=np.array([[m.efficiency for m in modules]]),
             memory_efficiency=np.array([accel.memory_efficiency]),
+            module_counts_flops=np.array([[m.unit == "flop" for m in modules]]),
         )
 
     @property
     def bytes_per_cycle(self) -> np.ndarray:
         """Peak DRAM bytes deliverable per clock cycle, per configuration."""
         return ppa.bytes_per_cycle(self.dram_bandwidth_gbps, self.frequency_mhz)
+
+    @property
+    def peak_tflops(self) -> np.ndarray:
+        """Peak FLOP rate of the modules rated in FLOPs, per configuration."""
+        per_cycle = self.module_throughput * self.module_count * self.module_counts_flops
+        return ppa.peak_tflops(per_cycle.sum(axis=1), self.frequency_mhz)
 
     @property
     def power_uw(self) -> np.ndarray:
@@ -202,6 +210,12 @@ def frame_figures(
     }
 
 
+def overlaps(accel: Accelerator, pipelined: bool) -> bool:
+    """Whether batches overlap on `accel`: as asked, except on a GPU, which runs one
+    kernel at a time."""
+    return pipelined and accel.kind != "gpu"
+
+
 def schedule(
     graph: Graph,
     accel: Accelerator | str,
@@ -217,7 +231,7 @@ def schedule(
     ``pipelined`` is False there whatever is asked.
     """
     accel = accelerator(accel) if isinstance(accel, str) else accel
-    pipelined = pipelined and accel.kind != "gpu"
+    pipelined = overlaps(accel, pipelined)
     mapped = Mapped.of(graph, accel)
     configs = Configurations.of(accel)
     run = mapped.run(configs, parallelism, keep_ops=True)

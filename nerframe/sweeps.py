@@ -33,7 +33,7 @@ import polars as pl
 from nerframe.errors import NerframeError, did_you_mean
 from nerframe.graphs import Graph
 from nerframe.hardware import Accelerator, accelerator
-from nerframe.scheduling import PARALLELISM, Configurations, Mapped, frame_figures
+from nerframe.scheduling import PARALLELISM, Configurations, Mapped, frame_figures, overlaps
 from nerframe.store import MANIFEST, write_manifest, write_table
 
 # name -> (Configurations field, integer-valued, zero allowed)
@@ -166,17 +166,17 @@ def _evaluate(
             arrays[field][:, modules.index(name.rpartition(".")[0])] = values
     configs = Configurations(**arrays)
     run = mapped.run(configs, parallelism, keep_ops=False)
-    total_bytes = float(mapped.costs["bytes_total"].sum())
-    figures = frame_figures(run, configs, graph.batches, pipelined, total_bytes)
+    figures = frame_figures(
+        run, configs, graph.batches, overlaps(accel, pipelined), float(mapped.dram_bytes.sum())
+    )
     area = (configs.module_area_um2 * configs.module_count).sum(axis=1) + accel.sram_area_um2
-    peak = (configs.module_throughput * configs.module_count).sum(axis=1) * configs.frequency_mhz
     figures_table = pl.DataFrame(
         {
             "config": index,
             **columns,
             **figures,
             "area_mm2": area / 1e6,
-            "peak_tflops": peak * 1e6 / 1e12,
+            "peak_tflops": configs.peak_tflops,
             "bottleneck_module": pl.Series(modules).gather(run.bottleneck),
         }
     )

@@ -15,7 +15,16 @@ from nerframe.errors import NerframeError
 from nerframe.sql import connect, named_queries, query
 from nerframe.store import tables
 
-ANALYZE_VIEWS = {"ops", "edges", "costs", "schedule", "summary", "roofline"}
+ANALYZE_VIEWS = {
+    "ops",
+    "edges",
+    "costs",
+    "schedule",
+    "summary",
+    "roofline",
+    "accelerators",
+    "modules",
+}
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +60,7 @@ def test_views_cover_every_table_without_hive_columns(store: Path) -> None:
 
 def test_named_queries_are_documented_and_use_analyze_views() -> None:
     queries = named_queries()
-    assert set(queries) == {"roofline", "bottlenecks", "breakdown", "matrix", "top_ops"}
+    assert set(queries) == {"roofline", "bottlenecks", "breakdown", "matrix", "top_ops", "speedup"}
     for name, sql in queries.items():
         first = sql.splitlines()[0]
         assert first.startswith(f"-- {name}: "), first
@@ -245,10 +254,22 @@ def test_named_query_on_a_store_without_its_table(store: Path, tmp_path: Path) -
 def test_named_queries_on_an_analyze_store(tmp_path: Path) -> None:
     from nerframe.analysis import analyze
 
-    store = analyze(["neurex"], output=tmp_path / "out", report=False).store
+    hardware = ["neurex", "neurex_server", "xavier_nx"]
+    store = analyze(["neurex"], hardware, output=tmp_path / "out", report=False).store
     summary = pl.read_parquet(tables(store)["summary"])
     for name in named_queries():
         assert query(name, store).height > 0, name
+    fps = dict(summary.select("accelerator", "fps").iter_rows())
+    speedup = query("speedup", store)
+    # each accelerator against the one GPU of the store, fps over fps
+    assert speedup.select("accelerator", "gpu").rows() == [
+        ("neurex", "xavier_nx"),
+        ("neurex_server", "xavier_nx"),
+    ]
+    assert speedup["speedup"].to_list() == [
+        fps["neurex"] / fps["xavier_nx"],
+        fps["neurex_server"] / fps["xavier_nx"],
+    ]
     matrix = query("matrix", store)
     assert matrix.select("graph", "accelerator").rows() == sorted(
         summary.select("graph", "accelerator").rows()
