@@ -101,7 +101,7 @@ def system(name_or_accelerator: str | System | _AcceleratorLike) -> System:
     ``dram_bandwidth_gbps``).
 
     >>> system("h100").ridge
-    295.2238805970149
+    295.3521671641791
     """
     if isinstance(name_or_accelerator, System):
         return name_or_accelerator

@@ -7,7 +7,7 @@ files in place. `query` runs raw SQL or a named query (``queries/NAME.sql``,
 shipped as package data) and returns a polars DataFrame.
 
 >>> sorted(named_queries())
-['bottlenecks', 'breakdown', 'matrix', 'roofline', 'top_ops']
+['bottlenecks', 'breakdown', 'matrix', 'roofline', 'speedup', 'top_ops']
 """
 
 from __future__ import annotations
