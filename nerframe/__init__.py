@@ -16,7 +16,13 @@ from nerframe.accelerator_model import Accelerator
 from nerframe.analysis import Analysis, analyze
 from nerframe.builtin_pipelines import pipeline, pipelines
 from nerframe.costing import costs
-from nerframe.errors import NerframeError, UnmappedError
+from nerframe.errors import (
+    CycleError,
+    InvalidInputError,
+    NerframeError,
+    StoreError,
+    UnmappedError,
+)
 from nerframe.graphs import Graph, expand, graph, read_graph
 from nerframe.hardware import accelerator, accelerators
 from nerframe.ops import operators
@@ -30,9 +36,12 @@ from nerframe.validation import validate
 __all__ = [
     "Accelerator",
     "Analysis",
+    "CycleError",
     "Graph",
+    "InvalidInputError",
     "NerframeError",
     "Schedule",
+    "StoreError",
     "System",
     "UnmappedError",
     "accelerator",

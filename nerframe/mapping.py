@@ -82,7 +82,7 @@ def map_operators(
     # a backward row only adds a "(B)" key to the rules, so naming the op type suffices
     unmapped = list(dict.fromkeys(t for (t, _), i in zip(pairs, found, strict=True) if i is None))
     if unmapped:
-        raise UnmappedError(_unmapped_message(unmapped, accel))
+        raise UnmappedError(_unmapped_message(unmapped, accel), unmapped, accel.name)
     lookup = keys.with_columns(pl.Series("module", found, dtype=pl.Int64))
     mapped = rows.join(lookup, on=["op_type", "backward"], how="left", maintain_order="left")
     return mapped["module"].to_numpy()
@@ -116,7 +116,9 @@ def work(costs: pl.DataFrame, module: np.ndarray, accel: Accelerator) -> np.ndar
             raise UnmappedError(
                 f"accelerator '{accel.name}': op type {op_type} maps to module "
                 f"{', '.join(names)} rated in {unit}s, a unit {op_type} does not count "
-                f"(it counts: {counted})"
+                f"(it counts: {counted})",
+                [op_type],
+                accel.name,
             )
         result[rows] = _product(costs.filter(pl.Series(rows)), factors)
     return result

@@ -24,9 +24,10 @@ from nerframe import ppa
 from nerframe.accelerator_model import Accelerator
 from nerframe.costing import costs
 from nerframe.errors import NerframeError
-from nerframe.graphs import Graph, topological_order
+from nerframe.graphs import Graph, dag_of
 from nerframe.hardware import accelerator
-from nerframe.kernels.schedule import ScheduleResult, csr, schedule_configs
+from nerframe.kernels.dag import Dag
+from nerframe.kernels.schedule import ConfigArrays, OpArrays, ScheduleResult, schedule_configs
 from nerframe.mapping import map_operators, work
 from nerframe.schemas import SCHEDULE, SUMMARY
 
@@ -129,14 +130,13 @@ class Mapped:
 
     costs: pl.DataFrame
     module: np.ndarray
-    csr: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
-    order: np.ndarray
+    dag: Dag
     work: np.ndarray
     dram_bytes: np.ndarray
 
     @classmethod
     def of(cls, graph: Graph, accel: Accelerator) -> Mapped:
-        """Costs, module and work of every op, data-edge CSR and a topological order.
+        """Costs, module and work of every op, and the graph's data-edge DAG.
 
         Raises `nerframe.UnmappedError` when an op has no module.
         """
@@ -144,34 +144,26 @@ class Mapped:
         module = map_operators(table["op_type"], table["backward"], accel)
         on_chip = np.array([m.on_chip for m in accel.modules], dtype=bool)[module]
         dram_bytes = np.where(on_chip, 0.0, table["bytes_total"].to_numpy())
-        src, dst = graph.data_edges()
-        return cls(
-            table,
-            module,
-            csr(graph.ops.height, src, dst),
-            topological_order(graph),
-            work(table, module, accel),
-            dram_bytes,
-        )
+        return cls(table, module, dag_of(graph), work(table, module, accel), dram_bytes)
 
     def run(self, configs: Configurations, parallelism: str, keep_ops: bool) -> ScheduleResult:
         """List-schedule one batch on every configuration."""
         if parallelism not in PARALLELISM:
             raise NerframeError(f"unknown parallelism {parallelism!r}; choose split or instance")
+        count = configs.module_count
         return schedule_configs(
-            *self.csr,
-            self.order,
-            self.module,
-            self.work,
-            self.dram_bytes,
-            module_count=configs.module_count,
-            module_throughput=configs.throughput,
-            module_latency=configs.module_latency,
-            module_power_uw=configs.power_uw,
-            frequency_mhz=configs.frequency_mhz,
-            dram_bandwidth_gbps=configs.bandwidth_gbps,
-            dram_pj_per_byte=configs.dram_pj_per_byte,
-            split=parallelism == "split",
+            self.dag,
+            OpArrays(self.module, self.work, self.dram_bytes),
+            ConfigArrays(
+                count=count,
+                instances=count if parallelism == "split" else np.ones_like(count),
+                throughput=configs.throughput,
+                latency=configs.module_latency,
+                power_uw=configs.power_uw,
+                frequency_mhz=configs.frequency_mhz,
+                dram_bandwidth_gbps=configs.bandwidth_gbps,
+                dram_pj_per_byte=configs.dram_pj_per_byte,
+            ),
             keep_ops=keep_ops,
         )
 
