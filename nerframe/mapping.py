@@ -46,7 +46,7 @@ def op_key(key: str) -> tuple[str, bool] | None:
 
 
 def map_operators(
-    op_types: Sequence[str], backward: Sequence[bool], accel: Accelerator
+    op_types: Sequence[str] | pl.Series, backward: Sequence[bool] | pl.Series, accel: Accelerator
 ) -> np.ndarray:
     """Module index (int64) of each row, by the rules of ``spec/hardware.md``.
 

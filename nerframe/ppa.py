@@ -11,26 +11,27 @@ TFLOP/s peaks.
 
 from __future__ import annotations
 
-from typing import TypeVar
+from typing import Any
 
 import polars as pl
 
-Value = TypeVar("Value")
+Value = Any
+"""A float, a NumPy array (one value per configuration) or a polars expression."""
 
 
 def peak_tflops(ops_per_cycle: Value, frequency_mhz: Value) -> Value:
     """Peak rate in TFLOP/s of units doing `ops_per_cycle` FLOPs per cycle in total."""
-    return ops_per_cycle * frequency_mhz * 1e6 / 1e12  # type: ignore[operator]
+    return ops_per_cycle * frequency_mhz * 1e6 / 1e12
 
 
 def bytes_per_cycle(bandwidth_gbps: Value, frequency_mhz: Value) -> Value:
     """DRAM bytes deliverable per clock cycle."""
-    return bandwidth_gbps * 1e9 / (frequency_mhz * 1e6)  # type: ignore[operator]
+    return bandwidth_gbps * 1e9 / (frequency_mhz * 1e6)
 
 
 def ridge(peak: Value, bandwidth_gbps: Value) -> Value:
     """Arithmetic intensity (FLOP/byte) where the compute roof (TFLOP/s) meets the memory roof."""
-    return peak * 1e12 / (bandwidth_gbps * 1e9)  # type: ignore[operator]
+    return peak * 1e12 / (bandwidth_gbps * 1e9)
 
 
 def attainable(peak: pl.Expr, bandwidth_gbps: pl.Expr, intensity: pl.Expr) -> pl.Expr:

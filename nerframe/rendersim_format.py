@@ -259,11 +259,12 @@ def _rendersim_sram(
         )
         return blocks, ASSUMED_SRAM_UM2_PER_KB
     density = statistics.median(sized)
-    for b in blocks:
-        ratio = math.nan if b.area_um2 is None else b.area_um2 / b.size_kb / density
+    for block in blocks:
+        area = block.area_um2
+        ratio = math.nan if area is None else area / block.size_kb / density
         if not math.isnan(ratio) and not 0.5 <= ratio <= 2:
             warnings.append(
-                f"SRAM block '{b.name}': area_um2 {b.area_um2:.0f} for size_kb {b.size_kb:g} is "
+                f"SRAM block '{block.name}': area_um2 {area:.0f} for size_kb {block.size_kb:g} is "
                 f"{ratio:.3g} times the file's typical {density:.0f} um2 per KB (a size in the "
                 "wrong unit?); area used as given"
             )

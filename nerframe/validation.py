@@ -138,8 +138,7 @@ def calibrate(hardware: Accelerators = accelerator) -> pl.DataFrame:
         row = rows[row_id]
         value = start
         for _ in range(8):  # fixed point: each step rescales by (target / predicted)^power
-            trial = change(current(name), value)
-            predicted = _Predictor(lambda n, t=trial: t if n == name else current(n))(row)
+            predicted = _Predictor(_swap(current, name, change(current(name), value)))(row)
             value *= (row["value"] / predicted) ** power
         value = float(f"{value:.4g}")
         if parameter == "efficiency":
@@ -153,7 +152,7 @@ def calibrate(hardware: Accelerators = accelerator) -> pl.DataFrame:
         "icarus-throughput",
         "icarus",
         "mlp_engine.throughput_ops_per_cycle",
-        lambda a, v: _set_module(a, mlp, throughput_ops_per_cycle=v),
+        lambda a, v: _set_module(a, mlp, "throughput_ops_per_cycle", v),
         icarus.modules[mlp].throughput_ops_per_cycle,
         1.0,
     )
@@ -165,7 +164,7 @@ def calibrate(hardware: Accelerators = accelerator) -> pl.DataFrame:
         "gaurast-raster-speed",
         "gaurast",
         "gaussian_rasterizer.throughput_ops_per_cycle",
-        lambda a, v: _set_module(a, rast, throughput_ops_per_cycle=v),
+        lambda a, v: _set_module(a, rast, "throughput_ops_per_cycle", v),
         current("gaurast").modules[rast].throughput_ops_per_cycle,
         1.0,
     )
@@ -173,16 +172,21 @@ def calibrate(hardware: Accelerators = accelerator) -> pl.DataFrame:
         "gaurast-raster-energy",
         "gaurast",
         "gaussian_rasterizer.power_uw",
-        lambda a, v: _set_module(a, rast, power_uw=v),
+        lambda a, v: _set_module(a, rast, "power_uw", v),
         current("gaurast").modules[rast].power_uw,
         -1.0,
     )
     return pl.DataFrame(found)
 
 
-def _set_module(accel: Accelerator, index: int, **changes: float) -> Accelerator:
+def _swap(hardware: Accelerators, name: str, accel: Accelerator) -> Accelerators:
+    """`hardware` with `name` replaced by `accel`."""
+    return lambda n: accel if n == name else hardware(n)
+
+
+def _set_module(accel: Accelerator, index: int, field: str, value: float) -> Accelerator:
     modules = list(accel.modules)
-    modules[index] = replace(modules[index], **changes)
+    modules[index] = replace(modules[index], **{field: value})  # type: ignore[arg-type]
     return replace(accel, modules=tuple(modules))
 
 
@@ -234,7 +238,7 @@ class _Predictor:
         if metric in ("op_speedup", "op_energy_ratio"):
             column = "duration_cycles" if metric == "op_speedup" else "energy_j"
             mine, theirs = (
-                self.run(name, a).schedule.filter(op_type=row["op_type"])[column].sum()
+                float(self.run(name, a).schedule.filter(op_type=row["op_type"])[column].sum())
                 for a in (accel, base)
             )
             if metric == "op_speedup":  # cycles at each design's own clock
