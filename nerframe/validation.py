@@ -84,13 +84,15 @@ def validate(hardware: Accelerators = accelerator) -> pl.DataFrame:
 
 
 def summary(table: pl.DataFrame) -> str:
-    """One line: median and max |error| over the validation rows, and the worst row.
+    """One line: median and max |error| over the validation rows, the worst row, and
+    how many predictions are within 2x of the published figure.
 
     >>> import polars as pl
     >>> t = pl.DataFrame({"id": ["a", "b", "c"], "tag": ["validation"] * 3,
     ...                   "error": [0.1, -0.5, 0.2]})
-    >>> summary(t)
-    'validation: 3 rows, median |error| 20.0 %, max |error| 50.0 % (b); target median <= 25 %: met'
+    >>> summary(t)  # doctest: +NORMALIZE_WHITESPACE
+    'validation: 3 rows, median |error| 20.0 %, max |error| 50.0 % (b), within 2x: 3 of 3;
+     target median <= 25 %: met'
     """
     rows = table.filter(tag="validation")
     errors = [abs(e) for e in rows["error"]]
@@ -99,9 +101,10 @@ def summary(table: pl.DataFrame) -> str:
     worst = rows["id"][max(range(len(errors)), key=errors.__getitem__)]
     median = statistics.median(errors)
     verdict = "met" if median <= TARGET_MEDIAN else "NOT met"
+    within = sum(0.5 <= 1 + e <= 2 for e in rows["error"])
     return (
         f"validation: {len(errors)} rows, median |error| {100 * median:.1f} %, "
-        f"max |error| {100 * max(errors):.1f} % ({worst}); "
+        f"max |error| {100 * max(errors):.1f} % ({worst}), within 2x: {within} of {len(errors)}; "
         f"target median <= {100 * TARGET_MEDIAN:.0f} %: {verdict}"
     )
 

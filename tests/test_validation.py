@@ -42,6 +42,8 @@ def test_summary_line_states_median_and_max_over_validation_rows(table: pl.DataF
     line = summary(table)
     assert f"median |error| {100 * statistics.median(errors):.1f} %" in line
     assert f"max |error| {100 * max(errors):.1f} %" in line
+    within = sum(0.5 <= 1 + e <= 2 for e in table.filter(tag="validation")["error"])
+    assert f"within 2x: {within} of {len(errors)}" in line
 
 
 def test_builtin_files_hold_the_calibrated_values() -> None:
