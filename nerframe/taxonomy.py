@@ -94,7 +94,13 @@ _ON_HARDWARE: tuple[tuple[str, str, str], ...] = (
     ("PointArrange", "POINT_ARRANGE ENCODING", "sample=B*N"),
     ("RFFEncoding", "POSITIONAL_ENCODE ENCODING", "sample=B*N"),
     ("MLP", "MLP FIELD_COMPUTATION", "sample=B*N"),
-    ("SphericalHarmonics", "SPHERICAL_HARMONICS FEATURECOMPUTE FIELD_COMPUTATION", "sample=B*N"),
+    # one SH evaluation per row item: a Gaussian when scoped per frame (B = Gaussians,
+    # N = 1), a pixel-sample in the spec's per-batch form (where G = B*N anyway)
+    (
+        "SphericalHarmonics",
+        "SPHERICAL_HARMONICS FEATURECOMPUTE FIELD_COMPUTATION",
+        "sample=B*N gaussian=B*N",
+    ),
     ("RGBRenderer", "VOLUME_RENDERING BLENDING", _SAMPLES),
     ("DensityRenderer", "VOLUME_RENDERING BLENDING", _SAMPLES),
     ("Sorting", "SORTING VOLUME_RENDERING", "sample=B*N pixel=B"),
