@@ -108,3 +108,19 @@ def test_every_pipeline_runs_on_a_gpu() -> None:
         summary = nerframe.schedule(nerframe.pipeline(name), "xavier_nx").summary
         assert summary["status"].item() == "ok"
         assert summary["pipelined"].item() is False  # a GPU runs one kernel at a time
+
+
+def test_lookup_and_gaussian_counts_follow_the_catalogue(tmp_path: Path) -> None:
+    ops = [
+        {"op_type": "HashEncoding", "B": 2, "N": 3},  # 16 levels, 3-D: 8 corners a level
+        {"op_type": "FrustumCulling", "G": 64},
+    ]
+    g = nerframe.graph("g", ops, [], frame_pixels=2)
+    for unit, expected in (("lookup", 2 * 3 * 16 * 8 // 2), ("gaussian", 64 // 2)):
+        accel = nerframe.accelerator(_file(tmp_path, unit=unit, on_chip=True))
+        op = "HashEncoding" if unit == "lookup" else "FrustumCulling"
+        one = nerframe.graph("g", [o for o in ops if o["op_type"] == op], [], frame_pixels=2)
+        row = nerframe.schedule(one, accel).schedule.row(0, named=True)
+        assert row["compute_cycles"] == expected  # items at 2 per cycle
+    with pytest.raises(UnmappedError):  # HashEncoding counts no Gaussians
+        nerframe.schedule(g, nerframe.accelerator(_file(tmp_path, unit="gaussian")))
