@@ -30,6 +30,7 @@ bitwidth) and its edges; `pipeline` fills the workload dimensions. Two models:
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import polars as pl
@@ -76,11 +77,11 @@ class Op:
     """
 
     op_type: str
-    params: dict[str, object] | None = None
+    params: Mapping[str, object] | None = None
     backward: bool = False
     bitwidth: int = 16
     per: str = "ray"
-    realistic: dict[str, object] | None = None
+    realistic: Mapping[str, object] | None = None
 
 
 def _chain(n: int) -> list[tuple[int, int]]:
@@ -342,7 +343,7 @@ def pipeline(
         hit = TILES_PER_GAUSSIAN if tiles_per_gaussian is None else tiles_per_gaussian
         hit = min(hit, _TILE_COUNT) if hit else _TILE_COUNT
         visible = math.ceil(_CULL_RATIO * g)
-        dims = {
+        dims: dict[str, dict[str, object]] = {
             "ray": {"B": b, "N": n, "G": g},
             "gaussian": {"G": g, "tiles_per_gaussian": hit},
             "visible": {"B": visible, "N": 1, "G": visible, "tiles_per_gaussian": hit},
@@ -350,12 +351,12 @@ def pipeline(
             "visible_tile": {"B": visible, "N": hit},
         }
     else:
-        whole = {"B": b, "N": n, "G": b * n if gaussians is None else gaussians}
+        whole: dict[str, object] = {"B": b, "N": n, "G": b * n if gaussians is None else gaussians}
         dims = dict.fromkeys(("ray", "gaussian", "visible", "tile", "visible_tile"), whole)
     records = []
     for op in spec.ops:
         takes = op_types()[op.op_type].parameters
-        record = {k: v for k, v in dims[op.per].items() if k in takes}
+        record: dict[str, object] = {k: v for k, v in dims[op.per].items() if k in takes}
         record.update(op.params or {}, op_type=op.op_type, backward=op.backward)
         if realistic:
             record.update(op.realistic or {}, scope="batch" if op.per == "ray" else "frame")
@@ -392,7 +393,9 @@ def pipelines(model: str = "realistic") -> pl.DataFrame:
                 "kind": g.kind,
                 "ops": g.ops.height,
                 "rays": g.rays,
-                "samples": int(g.ops.filter(scope="batch")["N"].max() or 0),
+                "samples": int(
+                    g.ops.filter(scope="batch")["N"].drop_nulls().to_numpy().max(initial=0)
+                ),
                 "gaussians": g.ops["G"].max(),
                 "frame_pixels": g.frame_pixels,
                 "rendered_fraction": g.rendered_fraction,

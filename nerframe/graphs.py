@@ -19,7 +19,8 @@ import numpy as np
 import polars as pl
 import yaml
 
-from nerframe.errors import NerframeError
+from nerframe.errors import CycleError, NerframeError
+from nerframe.kernels.dag import Dag, dag
 from nerframe.ops import operators
 from nerframe.schemas import EDGE_KIND, EDGES
 from nerframe.taxonomy import op_types
@@ -49,7 +50,8 @@ class Graph:
     def rays(self) -> int:
         """B: rays (or pixels) in one batch, the largest B of the graph's
         batch-scope rows (0 when every row is frame-scoped)."""
-        return int(self.ops.filter(pl.col("scope") == "batch")["B"].max() or 0)
+        rays = self.ops.filter(pl.col("scope") == "batch")["B"].drop_nulls().to_numpy()
+        return int(rays.max(initial=0))
 
     @property
     def rendered_pixels(self) -> int:
@@ -134,29 +136,25 @@ def phases(g: Graph) -> np.ndarray:
     A frame-scoped op runs before the batches (phase 0) unless a batch-scoped op
     precedes it, then after them (phase 2); batch-scoped ops are phase 1. A
     frame-scoped op with batch-scoped ops both upstream and downstream cannot run
-    once per frame: `NerframeError` naming it. Cycles among data edges are
-    reported too (see `topological_order`).
+    once per frame: `NerframeError` naming it. A cycle among data edges is a
+    `nerframe.CycleError` (see `dag_of`).
 
     >>> import nerframe
     >>> phases(nerframe.pipeline("gscore")).tolist()
     [0, 0, 0, 0, 1]
     """
-    order = topological_order(g)
     batch = (g.ops["scope"] == "batch").to_numpy()
-    phase = np.where(batch, 1, 0)
+    d = dag_of(g)
     if batch.all():
-        return phase
-    src, dst = g.data_edges()
-    successors: list[list[int]] = [[] for _ in range(len(batch))]
-    for a, b in zip(src.tolist(), dst.tolist(), strict=True):
-        successors[a].append(b)
-    after_batch = np.zeros(len(batch), bool)  # a batch-scoped op precedes it
-    for op in order.tolist():
-        for b in successors[op]:
+        return np.ones(batch.size, np.int64)
+    succ = [d.succ_idx[d.succ_ptr[i] : d.succ_ptr[i + 1]].tolist() for i in range(batch.size)]
+    after_batch = np.zeros(batch.size, bool)  # a batch-scoped op precedes it
+    for op in d.topo.tolist():
+        for b in succ[op]:
             after_batch[b] |= after_batch[op] or batch[op]
-    before_batch = np.zeros(len(batch), bool)  # a batch-scoped op follows it
-    for op in order[::-1].tolist():
-        before_batch[op] = any(before_batch[b] or batch[b] for b in successors[op])
+    before_batch = np.zeros(batch.size, bool)  # a batch-scoped op follows it
+    for op in d.topo[::-1].tolist():
+        before_batch[op] = any(before_batch[b] or batch[b] for b in succ[op])
     stuck = ~batch & after_batch & before_batch
     if stuck.any():
         op = int(np.argmax(stuck))
@@ -170,17 +168,31 @@ def phases(g: Graph) -> np.ndarray:
 
 
 def topological_order(g: Graph) -> np.ndarray:
-    """Op ids in a topological order of the data edges; a cycle is a `NerframeError`."""
-    from nerframe.kernels.schedule import CycleError
-    from nerframe.kernels.schedule import topological_order as order
+    """Op ids in a topological order of the data edges; a cycle is a `nerframe.CycleError`.
 
+    >>> import nerframe
+    >>> topological_order(nerframe.pipeline("neurex")).tolist()
+    [0, 1, 2, 3, 4]
+    """
+    return dag_of(g).topo
+
+
+def dag_of(g: Graph) -> Dag:
+    """The data edges of `g` as CSR arrays and a topological order (`kernels.dag.Dag`).
+
+    A cycle raises `nerframe.CycleError` naming the ops on it with their types.
+
+    >>> import nerframe
+    >>> dag_of(nerframe.pipeline("neurex")).succ_idx.tolist()
+    [1, 2, 3, 4]
+    """
     src, dst = g.data_edges()
     try:
-        return order(g.ops.height, src, dst)
+        return dag(g.ops.height, src, dst)
     except CycleError as e:
         names = g.ops["op_type"].to_list()
         shown = " -> ".join(f"{i} ({names[i]})" for i in [*e.cycle, e.cycle[0]])
-        raise NerframeError(f"graph {g.name!r}: data edges form a cycle: {shown}") from None
+        raise CycleError(e.cycle, f"graph {g.name!r}: data edges form a cycle: {shown}") from None
 
 
 def expand(g: Graph) -> Graph:

@@ -36,7 +36,8 @@ from nerframe.costing import costs
 from nerframe.errors import NerframeError
 from nerframe.graphs import Graph, phases
 from nerframe.hardware import Accelerator, accelerator, map_operators
-from nerframe.kernels.schedule import ScheduleResult, csr, schedule_configs, topological_order
+from nerframe.kernels.dag import Dag, dag
+from nerframe.kernels.schedule import ConfigArrays, OpArrays, ScheduleResult, schedule_configs
 from nerframe.schemas import SCHEDULE, SUMMARY
 
 PARALLELISM = ("split", "instance")
@@ -92,8 +93,7 @@ class _Part(NamedTuple):
     """The ops of one phase (indices into the graph) and their induced sub-DAG."""
 
     ops: np.ndarray
-    csr: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
-    order: np.ndarray
+    dag: Dag
 
 
 @dataclass(frozen=True)
@@ -132,7 +132,7 @@ class Mapped:
         module = map_operators(table["op_type"], table["backward"], accel)
         phase = phases(graph)
         src, dst = graph.data_edges()
-        parts = []
+        parts: list[_Part | None] = []
         for p in range(3):
             ops = np.flatnonzero(phase == p)
             if ops.size == 0:
@@ -142,7 +142,7 @@ class Mapped:
             position[ops] = np.arange(ops.size)
             inside = (phase[src] == p) & (phase[dst] == p)
             s, d = position[src[inside]], position[dst[inside]]
-            parts.append(_Part(ops, csr(ops.size, s, d), topological_order(ops.size, s, d)))
+            parts.append(_Part(ops, dag(ops.size, s, d)))
         return cls(table, module, (parts[0], parts[1], parts[2]))
 
     def run(self, configs: Configurations, parallelism: str, keep_ops: bool) -> FrameRun:
@@ -151,23 +151,24 @@ class Mapped:
             raise NerframeError(f"unknown parallelism {parallelism!r}; choose split or instance")
         flops = self.costs["flops"].to_numpy()
         nbytes = self.costs["bytes_total"].to_numpy()
+        count = configs.module_count
+        config_arrays = ConfigArrays(
+            count=count,
+            instances=count if parallelism == "split" else np.ones_like(count),
+            throughput=configs.module_throughput,
+            latency=configs.module_latency,
+            power_uw=configs.module_power_uw,
+            frequency_mhz=configs.frequency_mhz,
+            dram_bandwidth_gbps=configs.dram_bandwidth_gbps,
+            dram_pj_per_byte=configs.dram_pj_per_byte,
+        )
         results = [
             None
             if part is None
             else schedule_configs(
-                *part.csr,
-                part.order,
-                self.module[part.ops],
-                flops[part.ops],
-                nbytes[part.ops],
-                module_count=configs.module_count,
-                module_throughput=configs.module_throughput,
-                module_latency=configs.module_latency,
-                module_power_uw=configs.module_power_uw,
-                frequency_mhz=configs.frequency_mhz,
-                dram_bandwidth_gbps=configs.dram_bandwidth_gbps,
-                dram_pj_per_byte=configs.dram_pj_per_byte,
-                split=parallelism == "split",
+                part.dag,
+                OpArrays(self.module[part.ops], flops[part.ops], nbytes[part.ops]),
+                config_arrays,
                 keep_ops=keep_ops,
             )
             for part in self.parts
