@@ -24,7 +24,7 @@ from nerframe.errors import NerframeError
 from nerframe.graphs import Graph
 from nerframe.output import FORMATS, emit, format_value, to_text
 
-COST_VIEW = ["op_id", "op_type", "category", "backward", "bitwidth", "B", "N", "G"]
+COST_VIEW = ["op_id", "op_type", "category", "backward", "scope", "bitwidth", "B", "N", "G"]
 COST_TOTALS = ["flops", "bytes_in", "bytes_w", "bytes_out", "bytes_total"]
 
 
@@ -142,7 +142,8 @@ def cmd_schedule(args: argparse.Namespace) -> None:
     if not _for_people(args):
         emit(table, args.format, args.output)
         return
-    view = ["op_id", "op_type", "backward", "module", "instances", "start_cycle", "end_cycle"]
+    view = ["op_id", "op_type", "backward", "scope", "module", "instances", "start_cycle"]
+    view += ["end_cycle"]
     view += ["compute_cycles", "memory_cycles", "bound", "energy_j"]
     sys.stdout.write(to_text(result.schedule.select(view), "table"))
     summary = result.summary.drop("graph", "accelerator", "message").row(0, named=True)

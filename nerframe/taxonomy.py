@@ -196,11 +196,15 @@ def op_types() -> dict[str, OpType]:
 
 
 def catalogue() -> pl.DataFrame:
-    """The catalogue as a DataFrame: one row per op type.
+    """The catalogue as a DataFrame: one row per op type, with its category,
+    required parameters, defaults, composite stages and default ``scope``
+    (``frame``: once per frame, ``batch``: once per batch of rays).
 
     >>> import nerframe
     >>> nerframe.catalogue().height
     32
+    >>> nerframe.catalogue().filter(op_type="SubtileSkip")["scope"].item()
+    'frame'
     """
     rows = [
         {
