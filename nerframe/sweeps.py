@@ -166,9 +166,8 @@ def _evaluate(
             arrays[field][:, modules.index(name.rpartition(".")[0])] = values
     configs = Configurations(**arrays)
     run = mapped.run(configs, parallelism, keep_ops=False)
-    figures = frame_figures(
-        run, configs, graph.batches, overlaps(accel, pipelined), float(mapped.dram_bytes.sum())
-    )
+    figures = frame_figures(run, configs, graph.batches, overlaps(accel, pipelined))
+    bottleneck = figures.pop("bottleneck")
     area = (configs.module_area_um2 * configs.module_count).sum(axis=1) + accel.sram_area_um2
     figures_table = pl.DataFrame(
         {
@@ -177,7 +176,7 @@ def _evaluate(
             **figures,
             "area_mm2": area / 1e6,
             "peak_tflops": configs.peak_tflops,
-            "bottleneck_module": pl.Series(modules).gather(run.bottleneck),
+            "bottleneck_module": pl.Series(modules).gather(bottleneck),
         }
     )
     return figures_table.select(

@@ -100,6 +100,14 @@ PIPELINE_OPS: dict[str, list[tuple[str, bool]]] = {
     ],
     "gbu": [
         ("FrustumCullingProjection", False),
+        ("DecompBinning", False),
+        ("Sorting", False),
+        ("RowGeneration", False),
+        ("RowProcessing", False),
+        ("GaussianAlphaBlend", False),
+    ],
+    "gbu_train": [
+        ("FrustumCullingProjection", False),
         ("RowProcessing", False),
         ("RowGeneration", False),
         ("DecompBinning", False),
@@ -130,7 +138,7 @@ NATIVE: dict[str, list[str]] = {
     "gscore": ["gscore", "gaurast"],
     "gaurast": ["gaurast", "gscore"],
     "gsarch": ["gsarch"],
-    "gbu": ["gbu"],
+    "gbu": ["gbu", "gbu_train"],
     "instant3d": ["instant3d"],
     # a GPU runs every pipeline
     **{gpu: list(PIPELINE_OPS) for gpu in GPUS},
