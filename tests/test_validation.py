@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import statistics
+from html import escape as html_escape
 
 import polars as pl
 import pytest
@@ -72,3 +73,15 @@ def test_cli_validate_prints_table_and_summary(capsys: pytest.CaptureFixture[str
     assert out.splitlines()[0].startswith("id,accelerator,pipeline,metric")
     assert len(out.splitlines()) == published().height + 1
     assert err.startswith("validation: ")
+
+
+def test_report_section_lists_every_row_and_the_summary(table: pl.DataFrame) -> None:
+    from nerframe.report import _Page, _validation_section
+
+    page = _Page([], [])
+    _validation_section(page)
+    html = "".join(page.parts)
+    assert '<section id="validation">' in html
+    assert html_escape(summary(table)) in html  # "<=" is escaped
+    for row_id in table["id"]:
+        assert f">{row_id}<" in html
