@@ -124,3 +124,60 @@ def test_lookup_and_gaussian_counts_follow_the_catalogue(tmp_path: Path) -> None
         assert row["compute_cycles"] == expected  # items at 2 per cycle
     with pytest.raises(UnmappedError):  # HashEncoding counts no Gaussians
         nerframe.schedule(g, nerframe.accelerator(_file(tmp_path, unit="gaussian")))
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"on_chip": "yes"}, r"modules\[0\]\.on_chip' must be true or false"),
+        ({"power_reference_mhz": 0}, r"modules\[0\]\.power_reference_mhz' must be a positive"),
+        ({"efficiency": 0.5}, r"unknown field 'modules\[0\]\.efficiency'"),
+    ],
+)
+def test_new_module_fields_are_checked(tmp_path: Path, change: dict, message: str) -> None:
+    with pytest.raises(nerframe.NerframeError, match=message):
+        nerframe.accelerator(_file(tmp_path, **change))
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"compute_efficiency": 1.5}, r"'compute_efficiency' must be a number in \(0, 1\]"),
+        ({"memory_efficiency": 0}, r"'memory_efficiency' must be a positive"),
+        ({"kind": "fpga"}, r"'kind' must be one of accelerator, gpu"),
+        ({"extends": "nope"}, r"'extends' names no loadable accelerator"),
+    ],
+)
+def test_new_file_fields_are_checked(tmp_path: Path, change: dict, message: str) -> None:
+    path = _file(tmp_path)
+    path.write_text(json.dumps({**json.loads(path.read_text()), **change}))
+    with pytest.raises(nerframe.NerframeError, match=message):
+        nerframe.accelerator(path)
+
+
+def test_extends_adds_units_to_a_base(tmp_path: Path) -> None:
+    doc = {
+        "name": "plug",
+        "extends": "orin_nx",
+        "kind": "accelerator",
+        "modules": [
+            {
+                "name": "blender",
+                "type": "BLENDING",
+                "count": 1,
+                "throughput_ops_per_cycle": 4,
+                "latency_cycles": 0,
+                "area_um2": 5,
+                "power_uw": 7,
+            }
+        ],
+        "operator_mapping": {"GaussianAlphaBlend": "blender"},
+    }
+    path = tmp_path / "plug.json"
+    path.write_text(json.dumps(doc))
+    plug, base = nerframe.accelerator(path), nerframe.accelerator("orin_nx")
+    assert [m.name for m in plug.modules] == [*(m.name for m in base.modules), "blender"]
+    assert plug.frequency_mhz == base.frequency_mhz == 918.0
+    # the base's modules keep its calibrated efficiency, the file's own take its own (1)
+    assert [m.efficiency for m in plug.modules] == [*(m.efficiency for m in base.modules), 1.0]
+    assert any(s.startswith("orin_nx: ") for s in plug.sources)
