@@ -114,7 +114,10 @@ def _own_system(accel: str, frames: dict[str, pl.DataFrame]) -> System | None:
         row = frames["accelerators"].filter(pl.col("accelerator") == accel)
         if row.height:
             peak, bandwidth = row.select("peak_tflops", "dram_bandwidth_gbps").row(0)
-            return System(accel, peak, bandwidth, source="store accelerators table")
+            # units all rated in items (Gaussians, samples): no FLOP peak, no roofline
+            return (
+                System(accel, peak, bandwidth, source="store accelerators table") if peak else None
+            )
     if "roofline" in frames:
         row = frames["roofline"].filter(pl.col("system") == accel)
         if row.height:

@@ -129,6 +129,11 @@ def _from_accelerator(accel: _AcceleratorLike) -> System:
         raise NerframeError(
             f"not a roofline system or accelerator: {accel!r} ({e.name} missing)"
         ) from None
+    if peak == 0:
+        raise NerframeError(
+            f"accelerator {name!r} has no module rated in FLOPs (its units count samples, "
+            "Gaussians…), so it has no FLOP roofline"
+        )
     return System(
         name,
         peak,

@@ -181,3 +181,11 @@ def test_extends_adds_units_to_a_base(tmp_path: Path) -> None:
     # the base's modules keep its calibrated efficiency, the file's own take its own (1)
     assert [m.efficiency for m in plug.modules] == [*(m.efficiency for m in base.modules), 1.0]
     assert any(s.startswith("orin_nx: ") for s in plug.sources)
+
+
+def test_an_accelerator_rated_only_in_items_has_no_flop_roofline() -> None:
+    gscore = nerframe.accelerator("gscore")
+    assert {m.unit for m in gscore.modules} == {"gaussian", "sample"}
+    assert gscore.peak_tflops == 0
+    with pytest.raises(nerframe.NerframeError, match="no module rated in FLOPs"):
+        nerframe.roofline(nerframe.pipeline("gscore").ops, ["gscore"])
