@@ -40,6 +40,6 @@ def test_analyze_all_pairs(benchmark, tmp_path: Path) -> None:
         rounds=3,
         iterations=1,
     )
-    assert result.summary.height == 126  # 9 pipelines x (9 accelerators + 5 GPUs)
-    benchmark.extra_info.update(pairs=126, seconds=round(benchmark.stats.stats.min, 2))
+    assert result.summary.height == 140  # 10 pipelines x (9 accelerators + 5 GPUs)
+    benchmark.extra_info.update(pairs=140, seconds=round(benchmark.stats.stats.min, 2))
     assert benchmark.stats.stats.min < 5
