@@ -159,7 +159,14 @@ def calibrate(hardware: Accelerators = accelerator) -> pl.DataFrame:
         icarus.modules[mlp].throughput_ops_per_cycle,
         1.0,
     )
-    fit("icarus-power", "icarus", "power_scale (every module's power_uw)", _scale_power, 1.0, 1.0)
+    fit(
+        "icarus-power",
+        "icarus",
+        "power_scale (of every module's power_uw; 1 once applied)",
+        _scale_power,
+        1.0,
+        1.0,
+    )
     for gpu, row_id in (("xavier_nx", "xavier-nerf"), ("orin_nx", "orin-3dgs")):
         fit(row_id, gpu, "efficiency", _set_efficiency, current(gpu).memory_efficiency, 1.0)
     rast = current("gaurast").module_index("gaussian_rasterizer")

@@ -54,7 +54,9 @@ def test_builtin_files_hold_the_calibrated_values() -> None:
     icarus = nerframe.accelerator("icarus")
     mlp = icarus.modules[icarus.module_index("mlp_engine")]
     assert mlp.throughput_ops_per_cycle == found[("icarus", "mlp_engine.throughput_ops_per_cycle")]
-    assert found[("icarus", "power_scale (every module's power_uw)")] == 1.0  # already applied
+    assert (
+        found[("icarus", "power_scale (of every module's power_uw; 1 once applied)")] == 1.0
+    )  # already applied
     for gpu in ("xavier_nx", "orin_nx"):
         a = nerframe.accelerator(gpu)
         assert a.memory_efficiency == found[(gpu, "efficiency")]
