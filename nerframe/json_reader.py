@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
 
+from nerframe.accelerator_model import Sram
 from nerframe.errors import NerframeError, did_you_mean
 
 _UNSET = object()
@@ -91,6 +92,17 @@ class Reader:
         if value not in allowed:
             self.fail(where, f"must be one of {', '.join(allowed)}", value)
         return str(value)
+
+
+def read_sram(r: Reader, raw: Any, where: str) -> Sram:
+    """One SRAM block (``name``, ``size_kb``, optional ``area_um2``) of either format."""
+    block = r.object(raw, where)
+    area = block.get("area_um2")
+    return Sram(
+        name=r.string(r.get(block, "name", where), f"{where}.name"),
+        size_kb=r.number(r.get(block, "size_kb", where), f"{where}.size_kb", positive=True),
+        area_um2=None if area is None else r.number(area, f"{where}.area_um2"),
+    )
 
 
 def _at(where: str, key: str) -> str:

@@ -19,7 +19,7 @@ from typing import Any
 
 from nerframe.accelerator_model import Accelerator, Module, Sram, copied_area_warnings
 from nerframe.errors import NerframeError
-from nerframe.json_reader import Reader
+from nerframe.json_reader import Reader, read_sram
 from nerframe.mapping import op_key
 from nerframe.taxonomy import WORK_UNITS
 
@@ -84,16 +84,8 @@ def from_nerframe(
     sram = list(base.sram) if base else []
     for i, raw in enumerate(r.array(data.get("sram", []), "sram")):
         where = f"sram[{i}]"
-        s = r.object(raw, where)
-        r.only(s, _SRAM, where)
-        area = s.get("area_um2")
-        sram.append(
-            Sram(
-                name=r.string(r.get(s, "name", where), f"{where}.name"),
-                size_kb=r.number(r.get(s, "size_kb", where), f"{where}.size_kb", positive=True),
-                area_um2=None if area is None else r.number(area, f"{where}.area_um2"),
-            )
-        )
+        r.only(r.object(raw, where), _SRAM, where)
+        sram.append(read_sram(r, raw, where))
     _unique([s.name for s in sram], "sram", r)
     if "sram_um2_per_kb" in data:
         density = r.number(data["sram_um2_per_kb"], "sram_um2_per_kb")

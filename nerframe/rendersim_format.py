@@ -21,7 +21,7 @@ from typing import Any
 
 from nerframe.accelerator_model import Accelerator, Module, Sram, copied_area_warnings
 from nerframe.errors import NerframeError
-from nerframe.json_reader import Reader
+from nerframe.json_reader import Reader, read_sram
 from nerframe.mapping import op_key
 
 ASSUMED_DRAM_BANDWIDTH_GBPS = 51.2
@@ -238,18 +238,10 @@ def _rendersim_bandwidth(
 def _rendersim_sram(
     data: dict[str, Any], r: Reader, warnings: list[str]
 ) -> tuple[list[Sram], float]:
-    blocks = []
-    for i, raw in enumerate(r.array(data.get("sram_blocks", []), "sram_blocks")):
-        where = f"sram_blocks[{i}]"
-        b = r.object(raw, where)
-        area = b.get("area_um2")
-        blocks.append(
-            Sram(
-                name=r.string(r.get(b, "name", where), f"{where}.name"),
-                size_kb=r.number(r.get(b, "size_kb", where), f"{where}.size_kb", positive=True),
-                area_um2=None if area is None else r.number(area, f"{where}.area_um2"),
-            )
-        )
+    blocks = [
+        read_sram(r, raw, f"sram_blocks[{i}]")
+        for i, raw in enumerate(r.array(data.get("sram_blocks", []), "sram_blocks"))
+    ]
     sized = [b.area_um2 / b.size_kb for b in blocks if b.area_um2 is not None]
     if not blocks:
         return blocks, math.nan
