@@ -15,13 +15,16 @@ stores and altair draws the charts.
 from nerframe.analysis import Analysis, analyze
 from nerframe.builtin_pipelines import pipeline, pipelines
 from nerframe.costing import costs
-from nerframe.errors import NerframeError, UnmappedError
+from nerframe.errors import NerframeError, NerframeWarning, UnmappedError
 from nerframe.graphs import Graph, expand, graph, read_graph
 from nerframe.hardware import Accelerator, accelerator, accelerators
 from nerframe.ops import operators
 from nerframe.rooflines import System, roofline
 from nerframe.scheduling import Schedule, schedule
 from nerframe.sql import query
+from nerframe.sweep_charts import pareto_chart, sensitivity_chart
+from nerframe.sweep_results import pareto
+from nerframe.sweep_specs import SweepSpec, sweep_spec
 from nerframe.sweeps import sweep
 from nerframe.taxonomy import catalogue
 
@@ -30,7 +33,9 @@ __all__ = [
     "Analysis",
     "Graph",
     "NerframeError",
+    "NerframeWarning",
     "Schedule",
+    "SweepSpec",
     "System",
     "UnmappedError",
     "accelerator",
@@ -41,12 +46,16 @@ __all__ = [
     "expand",
     "graph",
     "operators",
+    "pareto",
+    "pareto_chart",
     "pipeline",
     "pipelines",
     "query",
     "read_graph",
     "roofline",
     "schedule",
+    "sensitivity_chart",
     "sweep",
+    "sweep_spec",
 ]
 __version__ = "0.1.0"

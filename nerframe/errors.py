@@ -42,3 +42,7 @@ class UnmappedError(NerframeError):
     In batch use (a pipeline × accelerator matrix) the pair gets status
     ``unmapped`` with this message instead of failing the whole run.
     """
+
+
+class NerframeWarning(UserWarning):
+    """Results that are usable but not whole (e.g. a query over an unfinished sweep)."""
