@@ -168,7 +168,7 @@ CONFIRM_ABOVE = 20_000_000
 
 def cmd_sweep(args: argparse.Namespace) -> None:
     from nerframe.progress import Progress
-    from nerframe.sweep_results import best, pareto, store_parts
+    from nerframe.sweep_results import best, best_in_store, pareto, store_parts
     from nerframe.sweep_specs import sweep_spec
     from nerframe.sweeps import chunks, run
 
@@ -176,14 +176,18 @@ def cmd_sweep(args: argparse.Namespace) -> None:
     objectives = _objectives(args.pareto) if args.pareto else spec.objectives
     if spec.configurations > CONFIRM_ABOVE and not args.yes:
         raise NerframeError(_estimate(spec) + "; run it with --yes (or shrink the grid)")
-    column, direction = next(iter(objectives.items()))
+    order = next(iter(objectives.items()))  # rank rows by the first objective
     with Progress(spec.configurations, "sweep", "configs") as bar:
         if args.output is None:
             rows = chunks(spec, bar)
+            shown = pareto(rows, objectives) if args.pareto else best(rows, args.top, *order)
         else:
             run(spec, args.output, args.backend, args.scheduler, bar)
-            rows = store_parts(args.output)
-        shown = pareto(rows, objectives) if args.pareto else best(rows, args.top, column, direction)
+            shown = (
+                pareto(store_parts(args.output), objectives)
+                if args.pareto
+                else best_in_store(args.output, args.top, *order, spec.workload)
+            )
     if args.pareto and args.top:
         shown = shown.head(args.top)
     if args.chart is not None:

@@ -90,6 +90,26 @@ def _matrix(frame: pl.DataFrame, names: list[str]) -> np.ndarray:
     return frame.select(pl.col(names).cast(pl.Float64)).to_numpy()
 
 
+def best_in_store(
+    store: str | Path, n: int, column: str, direction: str, workload: Iterable[str] = ()
+) -> pl.DataFrame:
+    """`best` over a sweep store, by DuckDB over its Parquet parts: a streaming top-n
+    that never loads the store (`workload`: its workload axis columns, for tie order)."""
+    from nerframe.sql import connect
+
+    keys = ", ".join(f'"{c}"' for c in ["graph", *workload, "config"])
+    order = "DESC" if direction == "max" else "ASC"
+    limit = f"LIMIT {int(n)}" if n else ""
+    con = connect(store)
+    try:
+        return con.sql(
+            f'SELECT * FROM sweep WHERE feasible ORDER BY "{column}" {order} NULLS LAST, '
+            f"{keys} {limit}"
+        ).pl()
+    finally:
+        con.close()
+
+
 def store_parts(store: str | Path) -> Iterable[pl.DataFrame]:
     """The rows of a sweep store, one Parquet part at a time."""
     for part in tables(store).get(TABLE, []):

@@ -448,5 +448,4 @@ def spec_identity(spec: SweepSpec) -> dict[str, Any]:
         "pipelined": spec.pipelined,
         "fine": spec.fine,
         "chunk_size": spec.chunk_size,
-        "configurations": spec.configurations,
     }
