@@ -80,6 +80,7 @@ class Evaluator:
         self._points = list(spec.points())
         self._key: tuple[int, int] | None = None
         self._mapped: tuple[Graph, Mapped] | None = None
+        self._buffer: dict[str, np.ndarray] | None = None
 
     def mapped(self, graph: int, point: int) -> tuple[Graph, Mapped]:
         """The graph of task coordinates (graph, point), costed and mapped."""
@@ -102,8 +103,9 @@ class Evaluator:
         run = mapped.run(configs, spec.parallelism, keep_ops=False)
         total_bytes = float(mapped.costs["bytes_total"].sum())
         figures = frame_figures(run, configs, g.batches, spec.pipelined, total_bytes)
-        area = (configs.module_area_um2 * configs.module_count).sum(axis=1)
-        peak = (configs.module_throughput * configs.module_count).sum(axis=1)
+        count = configs.module_count.astype(np.float64)
+        area = np.einsum("cm,cm->c", configs.module_area_um2, count)
+        peak = np.einsum("cm,cm->c", configs.module_throughput, count)
         figures["area_mm2"] = (area + spec.hardware.sram_area_um2) / 1e6
         figures["peak_tflops"] = peak * configs.frequency_mhz * 1e6 / 1e12
         columns: dict[str, Any] = {
@@ -123,10 +125,14 @@ class Evaluator:
         return pl.DataFrame(columns)
 
     def _configurations(self, axes: dict[str, np.ndarray], size: int) -> Configurations:
-        arrays = {
-            name: np.repeat(getattr(self.base, name), size, axis=0)
-            for name in Configurations.__dataclass_fields__
-        }
+        # One buffer of the base configuration per evaluator, reused by every chunk: each
+        # chunk overwrites the same axis columns, so the other columns stay the base's.
+        if self._buffer is None or len(self._buffer["frequency_mhz"]) < size:
+            self._buffer = {
+                name: np.repeat(getattr(self.base, name), size, axis=0)
+                for name in Configurations.__dataclass_fields__
+            }
+        arrays = {name: values[:size] for name, values in self._buffer.items()}
         for name, values in axes.items():
             field = hardware_field(name, self.spec.hardware)[0]
             if name in ACCELERATOR_FIELDS:
