@@ -15,7 +15,14 @@ stores and altair draws the charts.
 from nerframe.analysis import Analysis, analyze
 from nerframe.builtin_pipelines import pipeline, pipelines
 from nerframe.costing import costs
-from nerframe.errors import NerframeError, NerframeWarning, UnmappedError
+from nerframe.errors import (
+    CycleError,
+    InvalidInputError,
+    NerframeError,
+    NerframeWarning,
+    StoreError,
+    UnmappedError,
+)
 from nerframe.graphs import Graph, expand, graph, read_graph
 from nerframe.hardware import Accelerator, accelerator, accelerators
 from nerframe.ops import operators
@@ -31,10 +38,13 @@ from nerframe.taxonomy import catalogue
 __all__ = [
     "Accelerator",
     "Analysis",
+    "CycleError",
     "Graph",
+    "InvalidInputError",
     "NerframeError",
     "NerframeWarning",
     "Schedule",
+    "StoreError",
     "SweepSpec",
     "System",
     "UnmappedError",

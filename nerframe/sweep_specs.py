@@ -46,7 +46,7 @@ import polars as pl
 import yaml
 
 from nerframe.builtin_pipelines import PIPELINES, pipeline
-from nerframe.errors import NerframeError, did_you_mean
+from nerframe.errors import InvalidInputError, did_you_mean
 from nerframe.graphs import Graph, expand, graph, read_graph
 from nerframe.hardware import Accelerator, accelerator
 from nerframe.taxonomy import op_types
@@ -150,7 +150,7 @@ class SweepSpec:
 def sweep_spec(source: SweepSpec | Mapping[str, Any] | str | Path) -> SweepSpec:
     """A validated `SweepSpec` from a dict or a YAML/JSON file (see the module docstring).
 
-    Any problem is a `NerframeError` naming the key and the value at fault.
+    Any problem is an `InvalidInputError` naming the key and the value at fault.
     """
     if isinstance(source, SweepSpec):
         return source
@@ -159,12 +159,14 @@ def sweep_spec(source: SweepSpec | Mapping[str, Any] | str | Path) -> SweepSpec:
         try:
             data = yaml.safe_load(path.read_text())
         except OSError as e:
-            raise NerframeError(f"{path}: cannot read sweep spec ({e.strerror})") from None
+            raise InvalidInputError(f"{path}: cannot read sweep spec ({e.strerror})") from None
         except yaml.YAMLError as e:
             reason = str(e).splitlines()[0]
-            raise NerframeError(f"{path}: not a YAML/JSON sweep spec ({reason})") from None
+            raise InvalidInputError(f"{path}: not a YAML/JSON sweep spec ({reason})") from None
         if not isinstance(data, dict):
-            raise NerframeError(f"{path}: a sweep spec is a mapping of {', '.join(sorted(_KEYS))}")
+            raise InvalidInputError(
+                f"{path}: a sweep spec is a mapping of {', '.join(sorted(_KEYS))}"
+            )
         return _build(data, f"{path}: ")
     return _build(dict(source), "")
 
@@ -172,7 +174,7 @@ def sweep_spec(source: SweepSpec | Mapping[str, Any] | str | Path) -> SweepSpec:
 def _build(data: dict[str, Any], where: str) -> SweepSpec:
     unknown = sorted(set(data) - _KEYS)
     if unknown:
-        raise NerframeError(
+        raise InvalidInputError(
             f"{where}unknown sweep spec key {unknown[0]!r}{did_you_mean(unknown[0], _KEYS)}; "
             f"keys: {', '.join(sorted(_KEYS))}"
         )
@@ -180,20 +182,22 @@ def _build(data: dict[str, Any], where: str) -> SweepSpec:
     if isinstance(graphs, str | Graph):
         graphs = [graphs]
     if not graphs or not isinstance(graphs, list | tuple):
-        raise NerframeError(f"{where}graphs: give a list of pipelines or graph files")
+        raise InvalidInputError(f"{where}graphs: give a list of pipelines or graph files")
     if data.get("hardware") is None:
-        raise NerframeError(f"{where}hardware: name an accelerator (built-in or .json file)")
+        raise InvalidInputError(f"{where}hardware: name an accelerator (built-in or .json file)")
     hardware = data["hardware"]
     accel = hardware if isinstance(hardware, Accelerator) else accelerator(str(hardware))
     parallelism = data.get("parallelism", "split")
     if parallelism not in ("split", "instance"):
-        raise NerframeError(f"{where}parallelism: choose split or instance, got {parallelism!r}")
+        raise InvalidInputError(
+            f"{where}parallelism: choose split or instance, got {parallelism!r}"
+        )
     chunk_size = data.get("chunk_size", 500_000)
     if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
-        raise NerframeError(f"{where}chunk_size must be an integer >= 1, got {chunk_size!r}")
+        raise InvalidInputError(f"{where}chunk_size must be an integer >= 1, got {chunk_size!r}")
     for flag in ("pipelined", "fine"):
         if not isinstance(data.get(flag, False), bool):
-            raise NerframeError(f"{where}{flag} must be true or false, got {data[flag]!r}")
+            raise InvalidInputError(f"{where}{flag} must be true or false, got {data[flag]!r}")
     sources = tuple(g if isinstance(g, Graph) else str(g) for g in graphs)
     fine = data.get("fine", False)
     workload = {
@@ -224,17 +228,17 @@ def _build(data: dict[str, Any], where: str) -> SweepSpec:
     names = [spec.graph_at(i, next(spec.points())).name for i in range(len(sources))]
     twice = [n for n in names if names.count(n) > 1]
     if twice:
-        raise NerframeError(f"{where}graphs: two graphs are named {twice[0]!r}")
+        raise InvalidInputError(f"{where}graphs: two graphs are named {twice[0]!r}")
     for axis in spec.workload:
         if axis in spec.grid:
-            raise NerframeError(f"{where}{axis!r} is both a workload and a hardware axis")
+            raise InvalidInputError(f"{where}{axis!r} is both a workload and a hardware axis")
     return spec
 
 
 def _mapping(data: dict[str, Any], key: str, where: str) -> dict[str, Any]:
     value = data.get(key) or {}
     if not isinstance(value, Mapping):
-        raise NerframeError(f"{where}{key}: expected a mapping of names to values")
+        raise InvalidInputError(f"{where}{key}: expected a mapping of names to values")
     return {str(k): v for k, v in value.items()}
 
 
@@ -243,13 +247,13 @@ def _axis(values: Any, name: str, where: str) -> Any:
     if not isinstance(values, Mapping):
         return [values] if isinstance(values, int | float) else values
     if set(values) != {"start", "stop", "step"}:
-        raise NerframeError(f"{where}axis {name!r}: a range is {{start, stop, step}}")
+        raise InvalidInputError(f"{where}axis {name!r}: a range is {{start, stop, step}}")
     start, stop, step = (values[k] for k in ("start", "stop", "step"))
     if not all(isinstance(v, int | float) for v in (start, stop, step)) or step <= 0:
-        raise NerframeError(f"{where}axis {name!r}: a range needs numbers and a step > 0")
+        raise InvalidInputError(f"{where}axis {name!r}: a range needs numbers and a step > 0")
     count = math.floor((stop - start) / step + 1e-9) + 1
     if count < 1:
-        raise NerframeError(f"{where}axis {name!r}: empty range {dict(values)}")
+        raise InvalidInputError(f"{where}axis {name!r}: empty range {dict(values)}")
     return (start + step * np.arange(count)).tolist()
 
 
@@ -259,17 +263,17 @@ def hardware_values(name: str, values: Sequence[float], accel: Accelerator) -> n
     try:
         array = np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError):
-        raise NerframeError(f"sweep parameter {name!r}: values must be numbers") from None
+        raise InvalidInputError(f"sweep parameter {name!r}: values must be numbers") from None
     if array.ndim != 1 or array.size == 0:
-        raise NerframeError(f"sweep parameter {name!r}: give a non-empty list of values")
+        raise InvalidInputError(f"sweep parameter {name!r}: give a non-empty list of values")
     if not np.isfinite(array).all():
-        raise NerframeError(f"sweep parameter {name!r}: values must be finite, got {values}")
+        raise InvalidInputError(f"sweep parameter {name!r}: values must be finite, got {values}")
     if integer and (array != np.round(array)).any():
-        raise NerframeError(f"sweep parameter {name!r}: values must be integers, got {values}")
+        raise InvalidInputError(f"sweep parameter {name!r}: values must be integers, got {values}")
     low_ok = array >= 0 if zero_ok else array > 0
     if not low_ok.all():
         bound = ">= 0" if zero_ok else "> 0"
-        raise NerframeError(f"sweep parameter {name!r}: values must be {bound}, got {values}")
+        raise InvalidInputError(f"sweep parameter {name!r}: values must be {bound}, got {values}")
     return array.astype(np.int64) if integer else array
 
 
@@ -285,7 +289,7 @@ def hardware_field(name: str, accel: Accelerator) -> tuple[str, bool, bool]:
         *(f"{m}.{f}" for m in names for f in MODULE_FIELDS),
     ]
     if module not in names or key not in MODULE_FIELDS:
-        raise NerframeError(
+        raise InvalidInputError(
             f"unknown sweep parameter {name!r}{did_you_mean(name, choices)}; use one of "
             f"{', '.join(ACCELERATOR_FIELDS)} or MODULE.FIELD with MODULE in "
             f"{', '.join(names)} and FIELD in {', '.join(MODULE_FIELDS)} "
@@ -302,18 +306,20 @@ def is_workload_axis(name: str) -> bool:
 def _workload_values(name: str, values: Any, where: str) -> list[float]:
     values = _axis(values, name, where)
     if not is_workload_axis(name):
-        raise NerframeError(
+        raise InvalidInputError(
             f"{where}unknown workload axis {name!r}"
             f"{did_you_mean(name, [*WORKLOAD_FIELDS, *op_types()])}; use "
             f"{', '.join(WORKLOAD_FIELDS)} or OPTYPE.PARAM (e.g. MLP.layer_width)"
         )
     if not isinstance(values, list | tuple) or not values:
-        raise NerframeError(f"{where}workload axis {name!r}: give a non-empty list of values")
+        raise InvalidInputError(f"{where}workload axis {name!r}: give a non-empty list of values")
     for v in values:
         if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
-            raise NerframeError(f"{where}workload axis {name!r}: values must be numbers, got {v!r}")
+            raise InvalidInputError(
+                f"{where}workload axis {name!r}: values must be numbers, got {v!r}"
+            )
         if name in WORKLOAD_FIELDS and (v != int(v) or v < 1):
-            raise NerframeError(
+            raise InvalidInputError(
                 f"{where}workload axis {name!r}: values must be integers >= 1, got {v!r}"
             )
     return [int(v) if float(v).is_integer() else float(v) for v in values]
@@ -322,7 +328,7 @@ def _workload_values(name: str, values: Any, where: str) -> list[float]:
 def _figure(name: str, where: str, what: str) -> str:
     column = ALIASES.get(name, name)
     if column not in FIGURES:
-        raise NerframeError(
+        raise InvalidInputError(
             f"{where}unknown {what} {name!r}{did_you_mean(name, [*FIGURES, *ALIASES])}; "
             f"use one of {', '.join(FIGURES)} (or {', '.join(ALIASES)})"
         )
@@ -333,18 +339,18 @@ def _bounds(name: str, bound: Any, where: str) -> tuple[float, float]:
     if isinstance(bound, int | float) and not isinstance(bound, bool):
         bound = {"max": bound}
     if not isinstance(bound, Mapping) or not bound or set(bound) - {"min", "max"}:
-        raise NerframeError(
+        raise InvalidInputError(
             f"{where}constraint {name!r}: give a number (a maximum) or {{min, max}}"
         )
     low, high = float(bound.get("min", -math.inf)), float(bound.get("max", math.inf))
     if math.isnan(low) or math.isnan(high) or low > high:
-        raise NerframeError(f"{where}constraint {name!r}: min must not exceed max")
+        raise InvalidInputError(f"{where}constraint {name!r}: min must not exceed max")
     return low, high
 
 
 def _direction(name: str, direction: Any, where: str) -> str:
     if direction not in ("max", "min"):
-        raise NerframeError(f"{where}objective {name!r}: say max or min, got {direction!r}")
+        raise InvalidInputError(f"{where}objective {name!r}: say max or min, got {direction!r}")
     return str(direction)
 
 
@@ -389,10 +395,10 @@ def workload_graph(source: str | Graph, point: Mapping[str, float], fine: bool =
 def _set_parameter(base: Graph, ops: pl.DataFrame, name: str, value: float) -> pl.DataFrame:
     op_type, _, parameter = name.partition(".")
     if op_type not in ops["op_type"].cast(pl.String).to_list():
-        raise NerframeError(f"workload axis {name!r}: graph {base.name!r} has no {op_type} op")
+        raise InvalidInputError(f"workload axis {name!r}: graph {base.name!r} has no {op_type} op")
     if parameter not in op_types()[op_type].parameters:
         takes = ", ".join(op_types()[op_type].parameters)
-        raise NerframeError(
+        raise InvalidInputError(
             f"workload axis {name!r}: {op_type} has no parameter {parameter!r}; it takes {takes}"
         )
     rows = pl.col("op_type").cast(pl.String) == op_type

@@ -36,7 +36,7 @@ from typing import Any
 import polars as pl
 
 from nerframe.atomic import atomic_path
-from nerframe.errors import NerframeError
+from nerframe.errors import NerframeError, StoreError
 from nerframe.progress import Progress
 from nerframe.store import read_manifest, write_manifest
 from nerframe.sweep_specs import SweepSpec, spec_identity
@@ -111,17 +111,19 @@ def _open(store: Path, identity: dict[str, Any]) -> None:
     except NerframeError:
         previous = None
     if not isinstance(previous, dict) or not isinstance(previous.get("sweep"), dict):
-        raise NerframeError(
+        raise StoreError(
             f"{store}: holds something other than this sweep (not a sweep store); "
-            "choose an empty folder"
+            "choose an empty folder",
+            str(store),
         )
     before, now = previous["sweep"], _json(identity)
     if before != now:
         key = next(k for k in sorted({*before, *now}) if before.get(k) != now.get(k))
-        raise NerframeError(
+        raise StoreError(
             f"{store}: holds something other than this sweep: its {key} differs "
             f"(store: {_short(before.get(key))}; this sweep: {_short(now.get(key))}); "
-            "a store is resumed only by the identical sweep, so choose another folder"
+            "a store is resumed only by the identical sweep, so choose another folder",
+            str(store),
         )
     for stale in (store / TABLE).rglob(".*.tmp"):
         stale.unlink(missing_ok=True)  # a part whose writing was killed
