@@ -16,12 +16,16 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
 from nerframe.errors import NerframeError
 from nerframe.graphs import Graph
 from nerframe.output import FORMATS, emit, format_value, to_text
+
+if TYPE_CHECKING:
+    from nerframe.sweep_specs import SweepSpec
 
 COST_VIEW = ["op_id", "op_type", "category", "backward", "bitwidth", "B", "N", "G"]
 COST_TOTALS = ["flops", "bytes_in", "bytes_w", "bytes_out", "bytes_total"]
@@ -206,29 +210,20 @@ def cmd_sweep(args: argparse.Namespace) -> None:
         sys.stderr.write(f"wrote {args.output}/ ({spec.configurations:,} configurations)\n")
 
 
-def _sweep_data(args: argparse.Namespace) -> dict[str, object]:
+def _sweep_data(args: argparse.Namespace) -> dict[str, Any]:
     """The sweep spec: the --spec file's, with the command line's choices on top."""
-    from nerframe.sweep_specs import is_workload_axis
+    from nerframe.sweep_specs import is_workload_axis, read_spec
 
-    data: dict[str, object] = {}
-    if args.spec is not None:
-        import yaml
-
-        try:
-            loaded = yaml.safe_load(args.spec.read_text())
-        except (OSError, yaml.YAMLError) as e:
-            raise NerframeError(f"{args.spec}: unreadable sweep spec ({e})") from None
-        if not isinstance(loaded, dict):
-            raise NerframeError(f"{args.spec}: a sweep spec is a mapping (graphs, hardware, ...)")
-        data = loaded
+    data = read_spec(args.spec) if args.spec is not None else {}
     if args.pipelines:
         data["graphs"] = list(args.pipelines)
     elif "graphs" not in data:
         raise NerframeError("name a pipeline or graph file to sweep (or give --spec FILE)")
     if args.hardware is not None:
         data["hardware"] = args.hardware
-    for key in ("workload", "grid", "constraints"):
-        data[key] = dict(data.get(key) or {})  # type: ignore[call-overload]
+    workload: dict[str, Any] = dict(data.get("workload") or {})
+    grid: dict[str, Any] = dict(data.get("grid") or {})
+    limits: dict[str, Any] = dict(data.get("constraints") or {})
     seen: set[str] = set()
     fixed = {"rays": args.rays, "samples": args.samples, "gaussians": args.gaussians}
     given = [f"{name}={value}" for name, value in fixed.items() if value is not None]
@@ -237,19 +232,18 @@ def _sweep_data(args: argparse.Namespace) -> dict[str, object]:
         if name in seen:
             raise NerframeError(f"{name} is given twice; list all its values in one --vary")
         seen.add(name)
-        data["workload" if is_workload_axis(name) else "grid"][name] = values  # type: ignore[index]
-    for flag, bound in (("max", args.max), ("min", args.min)):
-        for text in bound or []:
-            name, _, value = text.partition("=")
+        (workload if is_workload_axis(name) else grid)[name] = values
+    for flag, bounds in (("max", args.max), ("min", args.min)):
+        for text in bounds or []:
+            name, _, value = (part.strip() for part in text.partition("="))
             try:
                 number = float(value)
             except ValueError:
                 raise NerframeError(f"--{flag} expects FIGURE=VALUE, got {text!r}") from None
-            limits = data["constraints"]  # type: ignore[index]
-            previous = limits.get(name.strip(), {})
-            if not isinstance(previous, dict):
-                previous = {"max": previous}
-            limits[name.strip()] = {**previous, flag: number}
+            previous = limits.get(name, {})
+            limits[name] = {**(previous if isinstance(previous, dict) else {"max": previous})}
+            limits[name][flag] = number
+    data.update(workload=workload, grid=grid, constraints=limits)
     if args.parallelism is not None:
         data["parallelism"] = args.parallelism
     if args.chunk_size is not None:
@@ -275,15 +269,13 @@ def _objectives(text: str) -> dict[str, str]:
     return {ALIASES.get(n, n): FIGURES[ALIASES.get(n, n)] for n in names}
 
 
-def _estimate(spec: object) -> str:
+def _estimate(spec: SweepSpec) -> str:
     """What a sweep would cost: time from a timed sample chunk, store size from its Parquet."""
     import io
     import time
 
-    from nerframe.sweep_specs import SweepSpec
     from nerframe.sweeps import Evaluator, Task
 
-    assert isinstance(spec, SweepSpec)
     sample = min(spec.hardware_points, 50_000)
     evaluate = Evaluator(spec)
     evaluate(Task(0, 0, 0, 0, min(sample, 1000)))  # compile and map outside the timing

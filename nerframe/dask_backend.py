@@ -46,7 +46,7 @@ def write_task(spec: SweepSpec, token: str, task: Task, path: str) -> int:
 
     from nerframe.sweep_store import write_part
 
-    numba.set_num_threads(min(_numba_threads(), numba.config.NUMBA_NUM_THREADS))
+    numba.set_num_threads(min(_numba_threads(), numba.config.NUMBA_NUM_THREADS))  # type: ignore[attr-defined]
     evaluate = _EVALUATORS.get(token)
     if evaluate is None:
         _EVALUATORS.clear()

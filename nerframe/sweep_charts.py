@@ -35,7 +35,9 @@ def _tooltip(rows: pl.DataFrame) -> list[alt.Tooltip]:
     ]
 
 
-def pareto_chart(front: pl.DataFrame, objectives: Mapping[str, str]) -> alt.LayerChart:
+def pareto_chart(
+    front: pl.DataFrame, objectives: Mapping[str, str]
+) -> alt.LayerChart | alt.FacetChart:
     """The front on its first two objectives: one line and points per graph, stepping
     from the best of the first objective; the tooltip shows every column of a row."""
     names = list(objectives)

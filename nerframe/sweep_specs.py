@@ -155,20 +155,23 @@ def sweep_spec(source: SweepSpec | Mapping[str, Any] | str | Path) -> SweepSpec:
     if isinstance(source, SweepSpec):
         return source
     if isinstance(source, str | Path):
-        path = Path(source)
-        try:
-            data = yaml.safe_load(path.read_text())
-        except OSError as e:
-            raise InvalidInputError(f"{path}: cannot read sweep spec ({e.strerror})") from None
-        except yaml.YAMLError as e:
-            reason = str(e).splitlines()[0]
-            raise InvalidInputError(f"{path}: not a YAML/JSON sweep spec ({reason})") from None
-        if not isinstance(data, dict):
-            raise InvalidInputError(
-                f"{path}: a sweep spec is a mapping of {', '.join(sorted(_KEYS))}"
-            )
-        return _build(data, f"{path}: ")
+        return _build(read_spec(source), f"{source}: ")
     return _build(dict(source), "")
+
+
+def read_spec(path: str | Path) -> dict[str, Any]:
+    """The mapping a YAML/JSON sweep spec file holds (validated by `sweep_spec`)."""
+    try:
+        data = yaml.safe_load(Path(path).read_text())
+    except OSError as e:
+        raise InvalidInputError(f"{path}: cannot read sweep spec ({e.strerror})") from None
+    except yaml.YAMLError as e:
+        reason = str(e).splitlines()[0]
+        raise InvalidInputError(f"{path}: not a YAML/JSON sweep spec ({reason})") from None
+    if not isinstance(data, dict):
+        keys = ", ".join(sorted(_KEYS))
+        raise InvalidInputError(f"{path}: a sweep spec is a mapping of {keys}")
+    return data
 
 
 def _build(data: dict[str, Any], where: str) -> SweepSpec:

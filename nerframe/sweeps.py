@@ -179,7 +179,8 @@ def sweep(
     if isinstance(graph, Graph) or (isinstance(graph, str) and accel is not None):
         if accel is None:
             raise NerframeError("sweep: name the accelerator to sweep")
-        hardware, workload_axes = {}, dict(workload or {})
+        hardware: dict[str, Sequence[float]] = {}
+        workload_axes = dict(workload or {})
         for name, values in (grid or {}).items():
             (workload_axes if is_workload_axis(name) else hardware)[name] = values
         spec = sweep_spec(
@@ -241,7 +242,7 @@ def variant(accel: Accelerator, changes: Mapping[str, float]) -> Accelerator:
     4
     """
     modules = list(accel.modules)
-    top = {}
+    top: dict[str, Any] = {}
     for name, value in changes.items():
         field = hardware_field(name, accel)
         if name in ACCELERATOR_FIELDS:
@@ -249,5 +250,6 @@ def variant(accel: Accelerator, changes: Mapping[str, float]) -> Accelerator:
         else:
             module, _, key = name.rpartition(".")
             i = [m.name for m in modules].index(module)
-            modules[i] = replace(modules[i], **{key: int(value) if field[1] else value})
+            change: dict[str, Any] = {key: int(value) if field[1] else value}
+            modules[i] = replace(modules[i], **change)
     return replace(accel, modules=tuple(modules), **top)
