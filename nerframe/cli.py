@@ -179,6 +179,8 @@ def cmd_sweep(args: argparse.Namespace) -> None:
     spec = sweep_spec(_sweep_data(args))
     if args.backend != "local" and args.output is None:
         raise NerframeError(f"the {args.backend} backend writes a store: give -o DIR")
+    if args.chart is not None and not args.pareto:
+        raise NerframeError("--chart draws the Pareto front: give --pareto too")
     objectives = _objectives(args.pareto) if args.pareto else spec.objectives
     if spec.configurations > CONFIRM_ABOVE and not args.yes:
         raise NerframeError(_estimate(spec) + "; run it with --yes (or shrink the grid)")

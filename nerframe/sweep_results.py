@@ -55,7 +55,7 @@ def best(rows: Iterable[pl.DataFrame], n: int, column: str, direction: str) -> p
     """The `n` best feasible rows by `column` (``"max"`` or ``"min"``); all of them when n is 0."""
     kept: pl.DataFrame | None = None
     for frame in rows:
-        feasible = frame.filter("feasible")
+        feasible = _contenders(frame.filter("feasible"), n, column, direction)
         merged = feasible if kept is None else pl.concat([kept, feasible])
         kept = _order(merged, column, direction)
         if n:
@@ -63,6 +63,16 @@ def best(rows: Iterable[pl.DataFrame], n: int, column: str, direction: str) -> p
     if kept is None:
         raise NerframeError("best: the sweep has no rows")
     return kept
+
+
+def _contenders(frame: pl.DataFrame, n: int, column: str, direction: str) -> pl.DataFrame:
+    """The rows of `frame` that can be among the `n` best: at least as good as its
+    n-th best value (found in linear time, so a chunk is never sorted whole)."""
+    if not n or frame.height <= n:
+        return frame
+    values = frame[column].cast(pl.Float64).to_numpy()
+    score = np.nan_to_num(values if direction == "max" else -values, nan=-np.inf)
+    return frame.filter(pl.Series(score >= np.partition(score, -n)[-n]))
 
 
 def pareto(rows: Iterable[pl.DataFrame], objectives: Mapping[str, str]) -> pl.DataFrame:

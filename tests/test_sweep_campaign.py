@@ -188,3 +188,25 @@ def test_grid_is_expanded_lazily_in_row_order() -> None:
     frames = list(chunks(spec))
     expected = list(itertools.product([1024, 4096], range(6)))
     assert [r for f in frames for r in f.select("rays", "config").rows()] == expected
+
+
+@pytest.mark.parametrize("n", [1, 5, 40, 0])
+@pytest.mark.parametrize("direction", ["max", "min"])
+def test_best_folded_over_chunks_equals_one_sort(n: int, direction: str) -> None:
+    from nerframe.sweep_results import best
+
+    rng = np.random.default_rng(1)
+    rows = pl.DataFrame(
+        {
+            "graph": ["g"] * 1000,
+            "accelerator": ["a"] * 1000,
+            "config": np.arange(1000),
+            "fps": rng.integers(0, 50, 1000).astype(float),  # many ties
+            "feasible": rng.random(1000) > 0.3,
+        }
+    ).with_columns(fps=pl.when(pl.col("config") % 7 == 0).then(None).otherwise(pl.col("fps")))
+    got = best([rows[i : i + 97] for i in range(0, 1000, 97)], n, "fps", direction)
+    expected = rows.filter("feasible").sort(
+        "fps", "config", descending=[direction == "max", False], nulls_last=True
+    )
+    assert got.equals(expected.head(n) if n else expected)

@@ -76,6 +76,7 @@ def test_chart_of_the_front(tmp_path: Path, capsys) -> None:
         (["--pareto", "fps,speed"], "--pareto: unknown figure 'speed'"),
         (["--max", "area_mm2"], "--max expects FIGURE=VALUE"),
         (["--backend", "dask"], "the dask backend writes a store"),
+        (["--chart", "front.svg"], "--chart draws the Pareto front: give --pareto too"),
     ],
 )
 def test_bad_command_lines(args: list[str], message: str, capsys) -> None:
