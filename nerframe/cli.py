@@ -196,13 +196,13 @@ def cmd_sweep(args: argparse.Namespace) -> None:
                 if args.pareto
                 else best_in_store(args.output, args.top, *order, spec.workload)
             )
-    if args.pareto and args.top:
-        shown = shown.head(args.top)
-    if args.chart is not None:
+    if args.chart is not None:  # the whole front, however many rows are printed
         from nerframe.charts import save_chart
         from nerframe.sweep_charts import pareto_chart
 
         save_chart(pareto_chart(shown, objectives), args.chart)
+    if args.pareto and args.top:
+        shown = shown.head(args.top)
     figures = ["fps", "energy_per_frame_j", "avg_power_w", "area_mm2", "dram_utilization"]
     view = ["graph"] if len(spec.graphs) > 1 else []
     view += [*spec.workload, "config", *spec.grid]
