@@ -128,10 +128,11 @@ class Evaluator:
         # One buffer of the base configuration per evaluator, reused by every chunk: each
         # chunk overwrites the same axis columns, so the other columns stay the base's.
         if self._buffer is None or len(self._buffer["frequency_mhz"]) < size:
-            self._buffer = {
-                name: np.repeat(getattr(self.base, name), size, axis=0)
-                for name in Configurations.__dataclass_fields__
-            }
+            self._buffer = {}
+            for name in Configurations.__dataclass_fields__:
+                base = getattr(self.base, name)
+                # np.tile copies whole rows: several times faster than np.repeat here.
+                self._buffer[name] = np.tile(base, (size, 1) if base.ndim == 2 else size)
         arrays = {name: values[:size] for name, values in self._buffer.items()}
         for name, values in axes.items():
             field = hardware_field(name, self.spec.hardware)[0]
