@@ -414,7 +414,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--top", type=non_negative, default=10, help="rows to print, best first; 0: all")
     p.add_argument("--chart", type=Path, metavar="FILE", help="draw the Pareto front (--pareto)")
     p.add_argument("-o", "--output", type=Path, metavar="DIR", help="write (or resume) a store")
-    p.add_argument("--backend", choices=("local", "dask"), default="local", help="[local]")
+    p.add_argument(
+        "--backend",
+        choices=("local", "dask"),
+        default="local",
+        help="dask: chunks as tasks of a Dask cluster (nerframe[dask], needs -o) [local]",
+    )
     p.add_argument("--scheduler", metavar="ADDRESS", help="dask scheduler [a LocalCluster]")
     p.add_argument("--chunk-size", type=int, metavar="N", help="configurations per chunk")
     p.add_argument("--yes", action="store_true", help=f"run grids over {CONFIRM_ABOVE:,} points")

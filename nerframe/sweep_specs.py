@@ -33,11 +33,12 @@ varying fastest; it is never materialised (`nerframe.sweeps` expands it in chunk
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 import math
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -423,10 +424,7 @@ def _rebuilt(base: Graph, ops: pl.DataFrame) -> Graph:
 
 def spec_identity(spec: SweepSpec) -> dict[str, Any]:
     """Everything that determines a sweep's rows, as JSON data (a store's manifest holds it)."""
-    import hashlib
-    from dataclasses import asdict
-
-    from nerframe import __version__
+    from nerframe import __version__  # here: the package imports this module
 
     def digest(data: Any) -> str:
         text = json.dumps(data, sort_keys=True, default=str, separators=(",", ":"))
