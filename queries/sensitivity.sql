@@ -1,13 +1,17 @@
 -- sensitivity: per graph and swept axis, how far the mean fps moves across the axis's values (swing = (high - low) / mean), most sensitive first
 WITH long AS (
-    -- Every column that is not a figure is an axis: one (axis, value) row per row and axis.
+    -- Every column that is not an identity or a figure is an axis. Figures are the
+    -- listed ones and cycle counts (*_cycles without a dot; MODULE.latency_cycles is
+    -- an axis), so a figure added later is not taken for an axis.
     UNPIVOT (
         SELECT
-            * EXCLUDE (
-                accelerator, config, batches, makespan_cycles, interval_cycles, frame_cycles,
-                frame_time_s, energy_per_frame_j, avg_power_w, dram_utilization, area_mm2,
-                peak_tflops, bottleneck_module, feasible
-            )
+            graph,
+            fps,
+            COLUMNS(lambda c: c NOT IN (
+                'graph', 'accelerator', 'config', 'batches', 'frame_time_s', 'fps',
+                'energy_per_frame_j', 'avg_power_w', 'dram_utilization', 'area_mm2',
+                'peak_tflops', 'bottleneck_module', 'feasible'
+            ) AND NOT (c NOT LIKE '%.%' AND suffix(c, '_cycles')))
         FROM sweep
         WHERE fps IS NOT NULL
     )

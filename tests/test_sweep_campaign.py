@@ -128,7 +128,8 @@ def test_pareto_front_folded_over_chunks_equals_brute_force() -> None:
 
 def test_named_queries_over_a_sweep_store(tmp_path: Path) -> None:
     store = tmp_path / "sweep"
-    rows = nerframe.sweep(SPEC, output=store).collect()
+    spec = {**SPEC, "grid": {**GRID, "interpolation_compute_unit.latency_cycles": [0, 40]}}
+    rows = nerframe.sweep(spec, output=store).collect()
     front = nerframe.query("pareto", store)
     expected = nerframe.pareto([rows], {"fps": "max", "energy_per_frame_j": "min"})
     assert _key(front.select("rays", "config")) == _key(expected.select("rays", "config"))
@@ -138,7 +139,8 @@ def test_named_queries_over_a_sweep_store(tmp_path: Path) -> None:
     assert best["fps"].to_list() == [feasible["fps"].max()]
 
     sensitivity = nerframe.query("sensitivity", store)
-    assert sorted(sensitivity["axis"].to_list()) == sorted(["rays", *GRID])
+    axes = ["rays", *GRID, "interpolation_compute_unit.latency_cycles"]
+    assert sorted(sensitivity["axis"].to_list()) == sorted(axes)
     means = rows.group_by("frequency_mhz").agg(pl.col("fps").mean())["fps"]
     swing = (means.max() - means.min()) / means.mean()
     got = sensitivity.filter(axis="frequency_mhz")
