@@ -13,6 +13,7 @@ the local backend's: the same code computes and writes them.
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 
 from nerframe.errors import NerframeError
@@ -20,9 +21,13 @@ from nerframe.progress import Progress
 from nerframe.sweep_specs import SweepSpec
 from nerframe.sweeps import Evaluator, Task
 
-# One evaluator per spec per worker process, so consecutive tasks of one workload
-# point reuse its mapped graph.
-_EVALUATORS: dict[str, Evaluator] = {}
+# One evaluator per spec per worker thread (an evaluator reuses buffers, so threads
+# never share one), so consecutive tasks of one workload point reuse its mapped graph.
+_LOCAL = threading.local()
+# numba's default (workqueue) threading layer must not run parallel kernels from two
+# threads at once: tasks of one worker process compute one at a time, and write
+# their parts concurrently.
+_COMPUTING = threading.Lock()
 
 
 def _numba_threads() -> int:
@@ -47,11 +52,11 @@ def write_task(spec: SweepSpec, token: str, task: Task, path: str) -> int:
     from nerframe.sweep_store import write_part
 
     numba.set_num_threads(min(_numba_threads(), numba.config.NUMBA_NUM_THREADS))  # type: ignore[attr-defined]
-    evaluate = _EVALUATORS.get(token)
-    if evaluate is None:
-        _EVALUATORS.clear()
-        evaluate = _EVALUATORS[token] = Evaluator(spec)
-    frame = evaluate(task)
+    if getattr(_LOCAL, "token", None) != token:
+        _LOCAL.token, _LOCAL.evaluate = token, Evaluator(spec)
+    evaluate: Evaluator = _LOCAL.evaluate
+    with _COMPUTING:
+        frame = evaluate(task)
     write_part(Path(path), frame)
     return frame.height
 

@@ -71,7 +71,8 @@ def tasks(spec: SweepSpec) -> Iterator[Task]:
 
 class Evaluator:
     """Evaluates the tasks of one spec; keeps the mapped graph of the last workload point,
-    so consecutive tasks of one point cost and map the graph once."""
+    so consecutive tasks of one point cost and map the graph once. Not thread-safe
+    (it reuses one configuration buffer): one evaluator per thread."""
 
     def __init__(self, spec: SweepSpec) -> None:
         self.spec = spec

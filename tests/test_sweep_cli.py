@@ -150,10 +150,11 @@ def test_dask_local_cluster_gives_byte_identical_parts(tmp_path: Path) -> None:
     from distributed import LocalCluster
 
     nerframe.sweep(spec, output=tmp_path / "local")
-    # An in-process cluster at an address, as a real one would be given (CI-friendly);
-    # the benchmarks run the default LocalCluster of worker processes.
+    # An in-process cluster at an address, as a real one would be given (CI-friendly),
+    # with two task threads sharing one process; the benchmarks run the default
+    # LocalCluster of worker processes.
     with LocalCluster(
-        n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None
+        n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None
     ) as cluster:
         nerframe.sweep(
             spec, output=tmp_path / "dask", backend="dask", scheduler=cluster.scheduler_address
