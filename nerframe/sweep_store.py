@@ -73,9 +73,9 @@ def write_store(
     """Write (or resume) the sweep `spec` into `store`; a LazyFrame over its rows in order."""
     identity = spec_identity(spec)
     store = Path(store)
-    _open(store, identity)
-    names = graph_names(spec)
     every = list(tasks(spec))
+    _open(store, identity, len(every))
+    names = graph_names(spec)
     paths = [part_path(store, spec, names, t) for t in every]
     pending = [t for t, p in zip(every, paths, strict=True) if not p.exists()]
     if progress is not None:
@@ -99,12 +99,12 @@ def write_store(
     return pl.scan_parquet(paths, hive_partitioning=False)
 
 
-def _open(store: Path, identity: dict[str, Any]) -> None:
+def _open(store: Path, identity: dict[str, Any], chunks: int) -> None:
     """Make `store` a store of this sweep: new, or the same sweep written (partly) before."""
     entries = [p for p in store.iterdir() if not p.name.startswith(".")] if store.exists() else []
     if not entries:
         store.mkdir(parents=True, exist_ok=True)
-        write_manifest(store, {"sweep": identity, "complete": False})
+        write_manifest(store, {"sweep": identity, "complete": False, "chunks": chunks})
         return
     try:
         previous = read_manifest(store).get("run")
@@ -140,16 +140,21 @@ def _short(value: Any) -> str:
 
 
 def incomplete(store: str | Path) -> str | None:
-    """Why `store` is an unfinished sweep, or None (also for stores that are not sweeps)."""
+    """Why `store` is an unfinished sweep (not marked complete, or parts missing since),
+    or None (also for stores that are not sweeps)."""
     try:
         run = read_manifest(store).get("run")
     except NerframeError:
         return None
-    if not isinstance(run, dict) or "sweep" not in run or run.get("complete", True):
+    if not isinstance(run, dict) or "sweep" not in run:
         return None
     parts = len(list(Path(store, TABLE).rglob("*.parquet")))
+    expected = run.get("chunks")
+    if run.get("complete") and (not isinstance(expected, int) or parts >= expected):
+        return None
+    of = f" of {expected}" if isinstance(expected, int) else ""
     return (
-        f"{store}: the sweep is incomplete ({parts} chunks written); results miss rows "
+        f"{store}: the sweep is incomplete ({parts}{of} chunks written); results miss rows "
         "until the same sweep is run again to resume it"
     )
 

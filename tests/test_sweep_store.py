@@ -103,6 +103,10 @@ def test_incomplete_store_is_marked_and_query_warns(tmp_path: Path) -> None:
         nerframe.query("SELECT count(*) FROM sweep", store)
     nerframe.sweep(SPEC, output=store)  # resuming finishes it
     assert incomplete(store) is None
+    next(store.rglob("part-000001.parquet")).unlink()  # a part lost since
+    assert "(3 of 4 chunks written)" in (incomplete(store) or "")
+    nerframe.sweep(SPEC, output=store)
+    assert incomplete(store) is None
 
 
 _KILLED = """
