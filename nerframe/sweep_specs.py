@@ -19,6 +19,7 @@ included when a step lands on it). A spec is a Python dict or a YAML/JSON file::
       systolic_array_32x32.count: [1, 2, 4]
     constraints: {area_mm2: 5, fps: {min: 30}}
     objectives: {fps: max, energy_per_frame_j: min}
+    model: realistic        # workload model of built-in pipelines (or spec)
 
 A bare number as a constraint is an upper bound. The grid is the Cartesian
 product of the axes, workload axes outermost and the last hardware axis
@@ -46,7 +47,7 @@ import numpy as np
 import polars as pl
 import yaml
 
-from nerframe.builtin_pipelines import PIPELINES, pipeline
+from nerframe.builtin_pipelines import MODELS, PIPELINES, pipeline
 from nerframe.errors import InvalidInputError, did_you_mean
 from nerframe.graphs import Graph, expand, graph, read_graph
 from nerframe.hardware import Accelerator, accelerator
@@ -94,6 +95,7 @@ _KEYS = {
     "parallelism",
     "pipelined",
     "fine",
+    "model",
     "chunk_size",
 }
 
@@ -116,6 +118,7 @@ class SweepSpec:
     parallelism: str = "split"
     pipelined: bool = True
     fine: bool = False
+    model: str = "realistic"
     chunk_size: int = 500_000
 
     @property
@@ -145,7 +148,7 @@ class SweepSpec:
 
     def graph_at(self, index: int, point: Mapping[str, float]) -> Graph:
         """Graph number `index` with the workload `point` applied (and expanded when `fine`)."""
-        return workload_graph(self.graphs[index], point, self.fine)
+        return workload_graph(self.graphs[index], point, self.fine, self.model)
 
 
 def sweep_spec(source: SweepSpec | Mapping[str, Any] | str | Path) -> SweepSpec:
@@ -196,6 +199,9 @@ def _build(data: dict[str, Any], where: str) -> SweepSpec:
         raise InvalidInputError(
             f"{where}parallelism: choose split or instance, got {parallelism!r}"
         )
+    model = data.get("model", "realistic")
+    if model not in MODELS:
+        raise InvalidInputError(f"{where}model: choose {' or '.join(MODELS)}, got {model!r}")
     chunk_size = data.get("chunk_size", 500_000)
     if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
         raise InvalidInputError(f"{where}chunk_size must be an integer >= 1, got {chunk_size!r}")
@@ -227,6 +233,7 @@ def _build(data: dict[str, Any], where: str) -> SweepSpec:
         parallelism=parallelism,
         pipelined=data.get("pipelined", True),
         fine=fine,
+        model=model,
         chunk_size=chunk_size,
     )
     names = [spec.graph_at(i, next(spec.points())).name for i in range(len(sources))]
@@ -358,12 +365,14 @@ def _direction(name: str, direction: Any, where: str) -> str:
     return str(direction)
 
 
-def workload_graph(source: str | Graph, point: Mapping[str, float], fine: bool = False) -> Graph:
+def workload_graph(
+    source: str | Graph, point: Mapping[str, float], fine: bool = False, model: str = "realistic"
+) -> Graph:
     """`source` (a built-in name, a graph file or a `Graph`) at workload `point`.
 
-    A built-in pipeline is rebuilt with the point's rays, samples and Gaussians
-    (so G follows B×N when not given); otherwise the B, N, G columns of the ops
-    that have them are set. ``bitwidth`` sets every op's bitwidth and
+    A built-in pipeline is rebuilt in workload `model` with the point's rays,
+    samples and Gaussians (defaults as `nerframe.pipeline`'s); otherwise the B, N,
+    G columns of the ops that have them are set. ``bitwidth`` sets every op's bitwidth and
     ``OPTYPE.PARAM`` that parameter of every op of that type.
 
     >>> workload_graph("neurex", {"rays": 1024, "MLP.layer_width": 128}).ops.filter(
@@ -374,7 +383,7 @@ def workload_graph(source: str | Graph, point: Mapping[str, float], fine: bool =
     if isinstance(source, Graph):
         base = source
     elif source in PIPELINES or not Path(source).suffix:
-        base = pipeline(source, **dims)
+        base = pipeline(source, **dims, model=model)
         dims = {}
     else:
         base = read_graph(source)
@@ -432,7 +441,7 @@ def spec_identity(spec: SweepSpec) -> dict[str, Any]:
 
     graphs = []
     for source in spec.graphs:
-        g = source if isinstance(source, Graph) else workload_graph(source, {})
+        g = source if isinstance(source, Graph) else workload_graph(source, {}, False, spec.model)
         content = {
             "ops": g.ops.to_dicts(),
             "edges": g.edges.to_dicts(),
@@ -454,5 +463,6 @@ def spec_identity(spec: SweepSpec) -> dict[str, Any]:
         "parallelism": spec.parallelism,
         "pipelined": spec.pipelined,
         "fine": spec.fine,
+        "model": spec.model,
         "chunk_size": spec.chunk_size,
     }

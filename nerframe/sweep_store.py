@@ -118,10 +118,12 @@ def _open(store: Path, identity: dict[str, Any], chunks: int) -> None:
         )
     before, now = previous["sweep"], _json(identity)
     if before != now:
-        key = next(k for k in sorted({*before, *now}) if before.get(k) != now.get(k))
+        keys = [k for k in sorted({*before, *now}) if before.get(k) != now.get(k)]
+        key = keys[-1]  # the values of one of them are shown; the last is often the cause
+        differ = f"{key} differs" if len(keys) == 1 else f"{', '.join(keys[:-1])} and {key} differ"
         raise StoreError(
-            f"{store}: holds something other than this sweep: its {key} differs "
-            f"(store: {_short(before.get(key))}; this sweep: {_short(now.get(key))}); "
+            f"{store}: holds something other than this sweep: its {differ} "
+            f"(store {key}: {_short(before.get(key))}; this sweep: {_short(now.get(key))}); "
             "a store is resumed only by the identical sweep, so choose another folder",
             str(store),
         )

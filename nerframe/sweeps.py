@@ -102,8 +102,8 @@ class Evaluator:
         }
         configs = self._configurations(axes, index.size)
         run = mapped.run(configs, spec.parallelism, keep_ops=False)
-        total_bytes = float(mapped.costs["bytes_total"].sum())
-        figures = frame_figures(run, configs, g.batches, spec.pipelined, total_bytes)
+        figures = frame_figures(run, configs, g.batches, spec.pipelined)
+        bottleneck_index = figures.pop("bottleneck")
         count = configs.module_count.astype(np.float64)
         area = np.einsum("cm,cm->c", configs.module_area_um2, count)
         peak = np.einsum("cm,cm->c", configs.module_throughput, count)
@@ -120,7 +120,7 @@ class Evaluator:
         columns.update(axes)
         for name, values in figures.items():
             columns[name] = pl.Series(name, values, nan_to_null=True)
-        bottleneck = pl.Series(self.modules, dtype=pl.Enum(self.modules)).gather(run.bottleneck)
+        bottleneck = pl.Series(self.modules, dtype=pl.Enum(self.modules)).gather(bottleneck_index)
         columns["bottleneck_module"] = bottleneck.cast(pl.String)
         columns["feasible"] = self._feasible(figures)
         return pl.DataFrame(columns)

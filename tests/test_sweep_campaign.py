@@ -71,6 +71,14 @@ def test_bitwidth_axis_sets_every_op() -> None:
     assert nerframe.costs(g.ops)["bytes_total"].sum() < full
 
 
+def test_workload_model_of_built_in_pipelines() -> None:
+    spec = workload_graph("gscore", {"rays": 1024}, model="spec")
+    assert spec.ops.equals(nerframe.pipeline("gscore", rays=1024, model="spec").ops)
+    realistic = workload_graph("gscore", {"rays": 1024})
+    assert realistic.ops.equals(nerframe.pipeline("gscore", rays=1024).ops)
+    assert not realistic.ops.equals(spec.ops)
+
+
 def test_workload_axes_of_a_graph_file(graph_file: Path) -> None:
     g = workload_graph(str(graph_file), {"rays": 128, "samples": 4})
     assert g.ops.select("B", "N").row(0) == (128, 4)
@@ -174,6 +182,7 @@ def test_sweep_charts_draw(tmp_path: Path) -> None:
         ({"objectives": {"fps": "up"}}, "say max or min"),
         ({"grid": {"frequency_mhz": {"start": 1, "stop": 5}}}, "a range is"),
         ({"chunk_size": 0}, "chunk_size must be an integer >= 1"),
+        ({"model": "real"}, "model: choose realistic or spec"),
         ({"hardware": None}, "hardware: name an accelerator"),
     ],
 )

@@ -51,13 +51,14 @@ def test_manifest_records_what_determines_the_rows(tmp_path: Path) -> None:
         ({"grid": {"frequency_mhz": [500]}}, "grid"),
         ({"constraints": {"area_mm2": 1}}, "constraints"),
         ({"parallelism": "instance"}, "parallelism"),
+        ({"model": "spec"}, "graphs and model"),
     ],
 )
 def test_a_different_sweep_is_refused(tmp_path: Path, change: dict, differs: str) -> None:
     store = tmp_path / "s"
     nerframe.sweep(SPEC, output=store)
     before = sorted(p.stat().st_mtime_ns for p in store.rglob("*.parquet"))
-    with pytest.raises(nerframe.NerframeError, match=f"its {differs} differs"):
+    with pytest.raises(nerframe.NerframeError, match=f"its {differs} differ"):
         nerframe.sweep({**SPEC, **change}, output=store)
     assert sorted(p.stat().st_mtime_ns for p in store.rglob("*.parquet")) == before
 
