@@ -78,6 +78,13 @@ class Evaluator:
         self.spec = spec
         self.base = Configurations.of(spec.hardware)
         self.modules = [m.name for m in spec.hardware.modules]
+        # Names as Enums (graphs in lexical order, so they sort as strings do): cheaper
+        # to build and to write than strings, and they read back from Parquet as Enums.
+        first = next(spec.points())
+        names = [spec.graph_at(i, first).name for i in range(len(spec.graphs))]
+        self._graphs = pl.Series(sorted(set(names)), dtype=pl.Enum(sorted(set(names))))
+        self._accelerator = pl.Series([spec.hardware.name], dtype=pl.Enum([spec.hardware.name]))
+        self._bottlenecks = pl.Series(self.modules, dtype=pl.Enum(self.modules))
         self._points = list(spec.points())
         self._key: tuple[int, int] | None = None
         self._mapped: tuple[Graph, Mapped] | None = None
@@ -109,9 +116,10 @@ class Evaluator:
         peak = np.einsum("cm,cm->c", configs.module_throughput, count)
         figures["area_mm2"] = (area + spec.hardware.sram_area_um2) / 1e6
         figures["peak_tflops"] = peak * configs.frequency_mhz * 1e6 / 1e12
+        at = self._graphs.to_list().index(g.name)
         columns: dict[str, Any] = {
-            "graph": pl.repeat(g.name, index.size, eager=True),
-            "accelerator": pl.repeat(spec.hardware.name, index.size, eager=True),
+            "graph": self._graphs.gather(np.full(index.size, at)),
+            "accelerator": self._accelerator.gather(np.zeros(index.size, np.int64)),
         }
         for name, value in self._points[task.point].items():
             kind = pl.Int64 if isinstance(value, int) else pl.Float64
@@ -120,8 +128,7 @@ class Evaluator:
         columns.update(axes)
         for name, values in figures.items():
             columns[name] = pl.Series(name, values, nan_to_null=True)
-        bottleneck = pl.Series(self.modules, dtype=pl.Enum(self.modules)).gather(bottleneck_index)
-        columns["bottleneck_module"] = bottleneck.cast(pl.String)
+        columns["bottleneck_module"] = self._bottlenecks.gather(bottleneck_index)
         columns["feasible"] = self._feasible(figures)
         return pl.DataFrame(columns)
 
