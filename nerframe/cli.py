@@ -199,6 +199,11 @@ def cmd_sweep(args: argparse.Namespace) -> None:
     if spec.configurations > CONFIRM_ABOVE and not args.yes:
         raise NerframeError(_estimate(spec) + "; run it with --yes (or shrink the grid)")
     order = next(iter(objectives.items()))  # rank rows by the first objective
+    figures = ["fps", "energy_per_frame_j", "avg_power_w", "area_mm2", "dram_utilization"]
+    view = ["graph"] if len(spec.graphs) > 1 else []
+    view += [*spec.workload, "config", *spec.grid]
+    view += [f for f in dict.fromkeys([*objectives, *figures]) if f not in view]
+    view.append("bottleneck_module")
     with Progress(spec.configurations, "sweep", "configs") as bar:
         if args.output is None:
             rows = chunks(spec, bar)
@@ -208,7 +213,7 @@ def cmd_sweep(args: argparse.Namespace) -> None:
             shown = (
                 pareto(store_parts(args.output), objectives)
                 if args.pareto
-                else best_in_store(args.output, args.top, *order, spec.workload)
+                else best_in_store(args.output, args.top, *order, spec.workload, view)
             )
     if args.chart is not None:  # the whole front, however many rows are printed
         from nerframe.charts import save_chart
@@ -217,11 +222,7 @@ def cmd_sweep(args: argparse.Namespace) -> None:
         save_chart(pareto_chart(shown, objectives), args.chart)
     if args.pareto and args.top:
         shown = shown.head(args.top)
-    figures = ["fps", "energy_per_frame_j", "avg_power_w", "area_mm2", "dram_utilization"]
-    view = ["graph"] if len(spec.graphs) > 1 else []
-    view += [*spec.workload, "config", *spec.grid]
-    view += [f for f in dict.fromkeys([*objectives, *figures]) if f not in view]
-    emit(shown.select(*view, "bottleneck_module"), args.format)
+    emit(shown.select(view), args.format)
     if args.output is not None:
         sys.stderr.write(f"wrote {args.output}/ ({spec.configurations:,} configurations)\n")
 

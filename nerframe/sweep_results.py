@@ -101,19 +101,26 @@ def _matrix(frame: pl.DataFrame, names: list[str]) -> np.ndarray:
 
 
 def best_in_store(
-    store: str | Path, n: int, column: str, direction: str, workload: Iterable[str] = ()
+    store: str | Path,
+    n: int,
+    column: str,
+    direction: str,
+    workload: Iterable[str] = (),
+    columns: Iterable[str] | None = None,
 ) -> pl.DataFrame:
     """`best` over a sweep store, by DuckDB over its Parquet parts: a streaming top-n
-    that never loads the store (`workload`: its workload axis columns, for tie order)."""
+    that never loads the store and reads only `columns` (default all) and the ones it
+    ranks by (`workload`: the workload axis columns, for tie order)."""
     from nerframe.sql import connect
 
     keys = ", ".join(f'"{c}"' for c in ["graph", *workload, "config"])
+    shown = "*" if columns is None else ", ".join(f'"{c}"' for c in columns)
     order = "DESC" if direction == "max" else "ASC"
     limit = f"LIMIT {int(n)}" if n else ""
     con = connect(store)
     try:
         return con.sql(
-            f'SELECT * FROM sweep WHERE feasible ORDER BY "{column}" {order} NULLS LAST, '
+            f'SELECT {shown} FROM sweep WHERE feasible ORDER BY "{column}" {order} NULLS LAST, '
             f"{keys} {limit}"
         ).pl()
     finally:
