@@ -24,12 +24,14 @@ from pathlib import Path
 
 import polars as pl
 
+from nerframe.accelerator_model import Accelerator
 from nerframe.atomic import atomic_folder
 from nerframe.builtin_pipelines import PIPELINES, pipeline
 from nerframe.costing import costs
 from nerframe.errors import NerframeError, UnmappedError
 from nerframe.graphs import Graph, expand, read_graph
-from nerframe.hardware import BUILTIN, Accelerator, accelerator, accelerator_table, module_table
+from nerframe.hardware import BUILTIN, accelerator, accelerator_table, module_table
+from nerframe.progress import Progress
 from nerframe.rooflines import PRESETS, roofline, system
 from nerframe.scheduling import schedule, unmapped_summary
 from nerframe.store import write_manifest, write_table
@@ -124,16 +126,19 @@ def _write(
         # FLOP peak, hence no roofline
         systems = [*PRESETS.values(), *(system(a) for a in ran if a.peak_tflops > 0)]
         write_table(store, "roofline", roofline(table, systems), pipeline=g.name)
-    for g, accel in pairs:
-        try:
-            result = schedule(g, accel, parallelism, pipelined)
-        except UnmappedError as e:
-            summary = unmapped_summary(g, accel, str(e), parallelism, pipelined)
-        else:
-            write_table(store, "schedule", result.schedule, pipeline=g.name, hardware=accel.name)
-            summary = result.summary
-        write_table(store, "summary", summary, pipeline=g.name, hardware=accel.name)
-        summaries.append(summary)
+    with Progress(len(pairs), "analyze", "pairs") as bar:
+        for g, accel in pairs:
+            try:
+                result = schedule(g, accel, parallelism, pipelined)
+            except UnmappedError as e:
+                summary = unmapped_summary(g, accel, str(e), parallelism, pipelined)
+            else:
+                where = {"pipeline": g.name, "hardware": accel.name}
+                write_table(store, "schedule", result.schedule, **where)
+                summary = result.summary
+            write_table(store, "summary", summary, pipeline=g.name, hardware=accel.name)
+            summaries.append(summary)
+            bar.advance(1)
     return pl.concat(summaries)
 
 
