@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from nerframe.errors import NerframeError, did_you_mean
+from nerframe.errors import InvalidInputError, NerframeError, did_you_mean
 from nerframe.graphs import Graph, graph
 from nerframe.taxonomy import op_types
 
@@ -229,6 +229,14 @@ def pipeline(
             f"unknown pipeline {name!r}{did_you_mean(name, PIPELINES)}; "
             f"built-in pipelines: {', '.join(PIPELINES)}"
         )
+    taken = {p for op in spec.ops for p in op_types()[op.op_type].parameters}
+    for option, parameter, value in (("samples", "N", samples), ("gaussians", "G", gaussians)):
+        if value is not None and parameter not in taken:
+            raise InvalidInputError(
+                f"pipeline {name!r} has no op that takes {parameter}; "
+                f"{option} does not apply to it",
+                option,
+            )
     b = 4096 if rays is None else rays
     n = spec.samples if samples is None else samples
     dims = {"B": b, "N": n, "G": b * n if gaussians is None else gaussians}

@@ -1,8 +1,8 @@
 """The ``nerframe`` command line.
 
 Every user error is printed as one ``error: …`` line on stderr with exit
-status 1 (2 for a malformed command line); output files are written atomically,
-so an error never leaves a partial file.
+status 1 (2 for a malformed command line, 130 when interrupted with Ctrl-C);
+output files are written atomically, so an error never leaves a partial file.
 
 >>> main(["pipelines", "--format", "csv"])  # doctest: +ELLIPSIS
 pipeline,kind,ops,rays,samples,frame_pixels,native,total_flops,description
@@ -223,7 +223,10 @@ def cmd_report(args: argparse.Namespace) -> None:
 
 def parser() -> argparse.ArgumentParser:
     """The argument parser of the ``nerframe`` command."""
+    from nerframe import __version__
+
     top = _Parser(prog="nerframe", description=__doc__.split("\n")[0])
+    top.add_argument("--version", action="version", version=f"nerframe {__version__}")
     sub = top.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     p = sub.add_parser("pipelines", help="list the built-in pipelines")
@@ -310,10 +313,14 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
-    args = parser().parse_args(argv)
-    run: Callable[[argparse.Namespace], None] = args.run
     try:
+        args = parser().parse_args(argv)
+        run: Callable[[argparse.Namespace], None] = args.run
         run(args)
+    except KeyboardInterrupt:
+        # Ctrl-C: temporary files are already removed on the way out.
+        sys.stderr.write("error: interrupted\n")
+        return 130
     except NerframeError as e:
         # One line, whatever a library put into the message.
         message = " ".join(line.strip() for line in str(e).splitlines() if line.strip())

@@ -19,7 +19,7 @@ import numpy as np
 import polars as pl
 import yaml
 
-from nerframe.errors import CycleError, NerframeError
+from nerframe.errors import CycleError, InvalidInputError, NerframeError
 from nerframe.kernels.dag import Dag, dag
 from nerframe.ops import operators
 from nerframe.schemas import EDGE_KIND, EDGES
@@ -41,6 +41,18 @@ class Graph:
     edges: pl.DataFrame
     frame_pixels: int
     kind: str = "inference"
+
+    def __repr__(self) -> str:
+        """One line: name, kind, op and edge counts, frame size.
+
+        >>> import nerframe
+        >>> nerframe.pipeline("neurex")
+        Graph('neurex', inference, 5 ops, 4 edges, frame_pixels=640000)
+        """
+        return (
+            f"Graph({self.name!r}, {self.kind}, {self.ops.height} ops, "
+            f"{self.edges.height} edges, frame_pixels={self.frame_pixels})"
+        )
 
     @property
     def rays(self) -> int:
@@ -76,7 +88,10 @@ def graph(
     >>> g.edges.rows()
     [('tiny', 0, 1, 'data')]
     """
+    _check_frame_pixels(frame_pixels, f"graph {name!r}: frame_pixels")
     table = operators(ops, graph=name).with_columns(graph=pl.lit(name))
+    if table.is_empty():
+        raise InvalidInputError(f"graph {name!r} has no ops", "ops")
     ids = table["op_id"].to_list()
     if ids != list(range(len(ids))):
         raise NerframeError(f"graph {name!r}: op ids must be 0..{len(ids) - 1} in row order")
@@ -178,6 +193,18 @@ def _stage(row: Mapping[str, object], stage: str, position: int) -> dict[str, ob
     return record
 
 
+MAX_FRAME_PIXELS = 2**40
+"""Largest frame: frame cycles (batches x interval) stay far inside int64."""
+
+
+def _check_frame_pixels(value: object, what: str) -> None:
+    integer = not isinstance(value, bool) and isinstance(value, int | np.integer)
+    if not integer or not 1 <= value <= MAX_FRAME_PIXELS:
+        raise InvalidInputError(
+            f"{what} must be an integer >= 1 and <= 2**40, got {value!r}", "frame_pixels"
+        )
+
+
 def read_graph(path: str | Path) -> Graph:
     """A graph from a JSON or YAML file holding ``{"name", "ops": [records],
     "edges": [[src, dst] or [src, dst, kind] or {"src", "dst", "kind"}],
@@ -194,8 +221,7 @@ def read_graph(path: str | Path) -> Graph:
         raise NerframeError(f"{path}: unknown field {sorted(unknown)[0]!r}")
     edges = [_edge(e, path) for e in document.get("edges") or []]
     pixels = document.get("frame_pixels", 800 * 800)
-    if isinstance(pixels, bool) or not isinstance(pixels, int) or pixels < 1:
-        raise NerframeError(f"{path}: frame_pixels must be an integer >= 1, got {pixels!r}")
+    _check_frame_pixels(pixels, f"{path}: frame_pixels")
     try:
         return graph(
             str(document.get("name", path.stem)),

@@ -18,7 +18,7 @@ only time shown is the one in ``store.json``.
 >>> build_report("no-such-store")
 Traceback (most recent call last):
 ...
-nerframe.errors.NerframeError: no-such-store: not a nerframe result store (no store.json)
+nerframe.errors.StoreError: no-such-store: not a nerframe result store (no such folder)
 """
 
 from __future__ import annotations

@@ -20,8 +20,9 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
+from nerframe.builtin_pipelines import pipeline
 from nerframe.costing import costs
-from nerframe.errors import NerframeError
+from nerframe.errors import InvalidInputError, NerframeError
 from nerframe.graphs import Graph, dag_of
 from nerframe.hardware import Accelerator, accelerator, map_operators
 from nerframe.kernels.dag import Dag
@@ -33,10 +34,20 @@ PARALLELISM = ("split", "instance")
 
 @dataclass(frozen=True)
 class Schedule:
-    """One graph on one accelerator: `schedule` (one row per op) and `summary` (one row)."""
+    """One graph on one accelerator: `schedule` (one row per op) and `summary` (one row).
+
+    Its repr is one line: graph, accelerator, op count and fps.
+    """
 
     schedule: pl.DataFrame
     summary: pl.DataFrame
+
+    def __repr__(self) -> str:
+        row = self.summary.row(0, named=True)
+        return (
+            f"Schedule(graph={row['graph']!r}, accelerator={row['accelerator']!r}, "
+            f"ops={self.schedule.height}, fps={_fps(row['fps'])})"
+        )
 
 
 @dataclass(frozen=True)
@@ -60,6 +71,14 @@ class Configurations:
     def of(cls, accel: Accelerator) -> Configurations:
         """The accelerator as a batch of one configuration."""
         modules = accel.modules
+        for m in modules:
+            for field in ("count", "latency_cycles"):
+                value = getattr(m, field)
+                if not -(2**62) < value < 2**62:
+                    raise InvalidInputError(
+                        f"{accel.name}: module {m.name}: {field} {value} is out of range",
+                        field,
+                    )
         return cls(
             module_count=np.array([[m.count for m in modules]], np.int64),
             module_throughput=np.array([[m.throughput_ops_per_cycle for m in modules]]),
@@ -84,6 +103,7 @@ class Mapped:
     costs: pl.DataFrame
     module: np.ndarray
     dag: Dag
+    module_names: tuple[str, ...]
 
     @classmethod
     def of(cls, graph: Graph, accel: Accelerator) -> Mapped:
@@ -93,13 +113,36 @@ class Mapped:
         """
         table = costs(graph.ops)
         module = map_operators(table["op_type"], table["backward"], accel)
-        return cls(table, module, dag_of(graph))
+        return cls(table, module, dag_of(graph), tuple(m.name for m in accel.modules))
 
     def run(self, configs: Configurations, parallelism: str, keep_ops: bool) -> ScheduleResult:
         """List-schedule one batch on every configuration."""
         if parallelism not in PARALLELISM:
             raise NerframeError(f"unknown parallelism {parallelism!r}; choose split or instance")
         count = configs.module_count
+        try:
+            return self._run(configs, count, parallelism, keep_ops)
+        except InvalidInputError as e:
+            raise self._named(e, count.shape[0]) from None
+
+    def _named(self, e: InvalidInputError, n_configs: int) -> InvalidInputError:
+        # The kernel names ops, modules and configurations by index; say which.
+        message = str(e)
+        if e.op is not None:
+            op_type = self.costs["op_type"][e.op]
+            message = message.replace(f"op {e.op} ", f"op {e.op} ({op_type}) ", 1)
+        if e.module is not None:
+            name = self.module_names[e.module]
+            message = message.replace(f"module {e.module} ", f"module {name} ", 1)
+        if n_configs == 1:
+            message = message.replace(" of configuration 0", "", 1)
+        return InvalidInputError(
+            message, e.culprit, op=e.op, module=e.module, configuration=e.configuration
+        )
+
+    def _run(
+        self, configs: Configurations, count: np.ndarray, parallelism: str, keep_ops: bool
+    ) -> ScheduleResult:
         return schedule_configs(
             self.dag,
             OpArrays(
@@ -121,6 +164,10 @@ class Mapped:
         )
 
 
+def _fps(value: float | None) -> str:
+    return "None" if value is None else f"{value:.3g}"
+
+
 def frame_figures(
     run: ScheduleResult,
     configs: Configurations,
@@ -133,6 +180,14 @@ def frame_figures(
     Figures that need a non-zero frame time (fps, power) are NaN without one.
     """
     makespan, interval = run.makespan, run.interval
+    # Frame cycles are int64; the float estimate is exact enough to see overflow.
+    longest = float((makespan + np.maximum(batches - 1, 0) * interval.astype(float)).max(initial=0))
+    if max(batches, 1) * float(makespan.max(initial=0)) >= 2**62 or longest >= 2**62:
+        raise InvalidInputError(
+            f"a frame of {batches} batches would take about {longest:.3g} cycles, "
+            "beyond the int64 range; lower frame_pixels",
+            "frame_pixels",
+        )
     frame_cycles = makespan + (batches - 1) * interval if pipelined else batches * makespan
     frame_time = frame_cycles / (configs.frequency_mhz * 1e6)
     energy = batches * run.energy_j
@@ -156,17 +211,25 @@ def frame_figures(
 
 
 def schedule(
-    graph: Graph,
+    graph: Graph | str,
     accel: Accelerator | str,
     parallelism: str = "split",
     pipelined: bool = True,
 ) -> Schedule:
     """List-schedule one batch of `graph` on `accel` and derive the frame figures.
 
+    `graph` is a `Graph` or the name of a built-in pipeline (default workload);
+    `accel` an `Accelerator`, a built-in name or an accelerator file.
+
+    >>> schedule("neurex", "neurex")
+    Schedule(graph='neurex', accelerator='neurex', ops=5, fps=0.138)
+
     `parallelism` is ``"split"`` (an op takes every instance of its module) or
     ``"instance"`` (an op takes one; batches spread over the instances).
     Raises `NerframeError` when an op cannot be mapped to a module.
     """
+    if isinstance(graph, str):
+        graph = pipeline(graph)
     accel = accelerator(accel) if isinstance(accel, str) else accel
     mapped = Mapped.of(graph, accel)
     configs = Configurations.of(accel)
