@@ -2,8 +2,8 @@
 
 For every pair it computes costs, the schedule and the frame summary, and
 writes the Parquet tables of a result store (`nerframe.store`): ``ops``,
-``edges``, ``costs`` and ``roofline`` per pipeline, ``schedule`` and
-``summary`` per pair, and the ``accelerators`` and ``modules`` tables. A pair
+``edges``, ``costs`` and ``roofline`` per pipeline, ``schedule``,
+``module_busy`` and ``summary`` per pair, and the ``accelerators`` and ``modules`` tables. A pair
 whose operators cannot all be mapped gets status ``unmapped`` and its reason.
 
 The store is built in a temporary folder beside the target and swapped in
@@ -32,7 +32,7 @@ from nerframe.errors import InvalidInputError, NerframeError, StoreError, Unmapp
 from nerframe.graphs import Graph, expand, read_graph
 from nerframe.hardware import BUILTIN, Accelerator, accelerator, accelerator_table, module_table
 from nerframe.rooflines import PRESETS, roofline, system
-from nerframe.scheduling import schedule, unmapped_summary
+from nerframe.scheduling import module_busy, schedule, unmapped_summary
 from nerframe.store import check_name, is_analysis, locked, write_manifest, write_table
 
 
@@ -181,6 +181,8 @@ def _write(
             summary = unmapped_summary(g, accel, str(e), parallelism, pipelined)
         else:
             write_table(store, "schedule", result.schedule, pipeline=g.name, hardware=accel.name)
+            busy = module_busy(result, accel)
+            write_table(store, "module_busy", busy, pipeline=g.name, hardware=accel.name)
             summary = result.summary
         write_table(store, "summary", summary, pipeline=g.name, hardware=accel.name)
         summaries.append(summary)

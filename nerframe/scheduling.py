@@ -27,7 +27,7 @@ from nerframe.graphs import Graph, dag_of
 from nerframe.hardware import Accelerator, accelerator, map_operators
 from nerframe.kernels.dag import Dag
 from nerframe.kernels.schedule import ConfigArrays, OpArrays, ScheduleResult, schedule_configs
-from nerframe.schemas import SCHEDULE, SUMMARY
+from nerframe.schemas import MODULE_BUSY, SCHEDULE, SUMMARY
 
 PARALLELISM = ("split", "instance")
 
@@ -263,6 +263,39 @@ def schedule(
     }
     summary = pl.DataFrame([row], schema=SUMMARY).fill_nan(None)
     return Schedule(ops.select(SCHEDULE.names()).cast(SCHEDULE), summary)
+
+
+def module_busy(result: Schedule, accel: Accelerator) -> pl.DataFrame:
+    """Busy cycles per instance of every module of `accel` in one batch (`MODULE_BUSY`).
+
+    An op keeps ``instances`` of its module's ``count`` instances busy for its
+    duration; a module's busy cycles per instance are ``ceil(sum(duration *
+    instances) / count)``, the figure whose maximum is the summary's interval.
+
+    >>> s = schedule("neurex", "neurex")
+    >>> busy = module_busy(s, accelerator("neurex"))
+    >>> busy["busy_cycles"].max() == s.summary["interval_cycles"].item()
+    True
+    """
+    counts = pl.DataFrame(
+        {"module": [m.name for m in accel.modules], "count": [m.count for m in accel.modules]},
+        schema={"module": pl.String(), "count": pl.Int64()},
+    )
+    used = result.schedule.group_by("module").agg(
+        instance_cycles=(pl.col("duration_cycles") * pl.col("instances")).sum()
+    )
+    return (
+        counts.join(used, on="module", how="left", maintain_order="left")
+        .select(
+            graph=pl.lit(result.summary["graph"].item()),
+            accelerator=pl.lit(accel.name),
+            module="module",
+            count="count",
+            busy_cycles=(pl.col("instance_cycles").fill_null(0) + pl.col("count") - 1)
+            // pl.col("count"),
+        )
+        .cast(MODULE_BUSY)
+    )
 
 
 def unmapped_summary(

@@ -108,6 +108,17 @@ SCHEDULE = pl.Schema(
     }
 )
 
+MODULE_BUSY = pl.Schema(
+    {
+        "graph": pl.String(),
+        "accelerator": pl.String(),
+        "module": pl.String(),
+        "count": pl.Int64(),
+        # Busy cycles per instance in one batch, as the scheduler's interval counts them.
+        "busy_cycles": pl.Int64(),
+    }
+)
+
 SUMMARY = pl.Schema(
     {
         "graph": pl.String(),
@@ -158,6 +169,7 @@ TABLES: dict[str, pl.Schema] = {
     "costs": COSTS,
     "accelerators": ACCELERATORS,
     "modules": MODULES,
+    "module_busy": MODULE_BUSY,
     "schedule": SCHEDULE,
     "summary": SUMMARY,
     "roofline": ROOFLINE,
