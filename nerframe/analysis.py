@@ -55,13 +55,14 @@ def analyze(
     samples: int | None = None,
     gaussians: int | None = None,
     report: bool = True,
+    images: bool = False,
 ) -> Analysis:
     """Analyse `pipelines` (built-in names or graph files, or one name; default all built-ins)
     on `hardware` (``"native"``: each pipeline's own accelerators; ``"all"``:
     every built-in; or names/paths) and write the result store to `output`.
 
-    With `report`, the HTML report, ``summary.md`` and chart images are built
-    into the store too. `fine` expands composite ops into their stages.
+    With `report`, the HTML report and ``summary.md`` are built into the store
+    too, and with `images` the PNG and SVG of every chart under ``charts/``. `fine` expands composite ops into their stages.
     """
     names = [pipelines] if isinstance(pipelines, str) else pipelines
     graphs = [load_graph(name, rays, samples, gaussians, fine) for name in _pipelines(names)]
@@ -96,7 +97,7 @@ def analyze(
                 loaded,
                 parallelism,
                 pipelined,
-                report,
+                (report, images),
                 run={
                     "pipelines": [g.name for g in graphs],
                     "hardware": list(loaded),
@@ -142,16 +143,16 @@ def _build(
     loaded: dict[str, Accelerator],
     parallelism: str,
     pipelined: bool,
-    report: bool,
+    report: tuple[bool, bool],
     run: dict[str, object],
 ) -> pl.DataFrame:
     with atomic_folder(target) as building:
         summary = _write(building, graphs, pairs, list(loaded.values()), parallelism, pipelined)
         write_manifest(building, run)
-        if report:
+        if report[0]:
             from nerframe.report import build_report
 
-            build_report(building)
+            build_report(building, images=report[1])
     return summary
 
 

@@ -155,6 +155,7 @@ def cmd_analyze(args: argparse.Namespace) -> None:
         samples=args.samples,
         gaussians=args.gaussians,
         report=args.report,
+        images=args.images,
     )
     view = ["graph", "accelerator", "status", "fps", "frame_time_s", "energy_per_frame_j"]
     view += ["avg_power_w", "area_mm2", "dram_utilization", "bottleneck_module"]
@@ -218,7 +219,7 @@ def cmd_query(args: argparse.Namespace) -> None:
 def cmd_report(args: argparse.Namespace) -> None:
     from nerframe.report import build_report
 
-    sys.stderr.write(f"wrote {build_report(args.store, args.output)}\n")
+    sys.stderr.write(f"wrote {build_report(args.store, args.output, args.images)}\n")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -263,6 +264,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", type=Path, default=Path("nerframe-out"), metavar="DIR")
     p.add_argument("--format", choices=FORMATS[:3], help="format of the printed summary")
     p.add_argument("--no-report", dest="report", action="store_false", help="skip the report")
+    p.add_argument("--images", action="store_true", help="also write PNG/SVG of every chart")
     _schedule_options(p)
     _workload(p)
     p.set_defaults(run=cmd_analyze)
@@ -306,7 +308,10 @@ def parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("report", help="(re)build the HTML report of a result store")
     p.add_argument("store", type=Path, metavar="DIR")
-    p.add_argument("-o", "--output", type=Path, metavar="FILE", help="[DIR/report.html]")
+    p.add_argument(
+        "-o", "--output", type=Path, metavar="FILE", help="[DIR/report.html; else the store is kept]"
+    )
+    p.add_argument("--images", action="store_true", help="also write PNG/SVG of every chart")
     p.set_defaults(run=cmd_report)
     return top
 

@@ -310,3 +310,105 @@ def test_error_hierarchy_carries_the_culprit() -> None:
     with pytest.raises(nerframe.CycleError) as cycle:
         nerframe.graph("c", graph_doc("c")["ops"] * 2, [(0, 1), (1, 0)])  # type: ignore[arg-type]
     assert cycle.value.cycle == [0, 1] and isinstance(cycle.value, nerframe.InvalidInputError)
+
+
+# ------------------------------------------------------------------------- report
+
+
+def store_files(store: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(store)): p.read_bytes() for p in store.rglob("*") if p.is_file()}
+
+
+def test_report_when_every_pair_is_unmapped(tmp_path: Path) -> None:
+    result = nerframe.analyze(["gscore"], "neurex", output=tmp_path / "out", images=True)
+    assert result.summary["status"].to_list() == ["unmapped"]
+    page = (tmp_path / "out" / "report.html").read_text()
+    assert "Unmapped pairs" in page and "gscore on neurex" in page
+    assert sorted(p.name for p in (tmp_path / "out" / "charts").glob("*.svg")) == [
+        "graph--gscore.svg",
+        "matrix.svg",
+    ]
+
+
+def test_report_elsewhere_leaves_the_store_alone(tmp_path: Path) -> None:
+    store = nerframe.analyze(["neurex"], output=tmp_path / "out", images=True).store
+    before = store_files(store)
+    elsewhere = tmp_path / "elsewhere" / "r.html"
+    result = run_cli("report", str(store), "-o", str(elsewhere), "--images")
+    assert result.returncode == 0, result.stderr
+    assert store_files(store) == before
+    assert elsewhere.read_text() == (store / "report.html").read_text()
+    assert {p.name for p in (elsewhere.parent / "charts").iterdir()} == {
+        p.name for p in (store / "charts").iterdir()
+    }
+
+
+def test_images_only_on_request(tmp_path: Path) -> None:
+    store = nerframe.analyze(["neurex"], output=tmp_path / "out").store
+    assert (store / "report.html").exists() and not (store / "charts").exists()
+
+
+def test_report_page_names_pairs_states_workload_and_uses_si_fps(tmp_path: Path) -> None:
+    result = nerframe.analyze(["neurex"], "neurex", output=tmp_path / "out")
+    page = (result.store / "report.html").read_text()
+    fps = result.summary["fps"].item()
+    assert 0.1 < fps < 1  # one neurex frame (156 batches) takes several seconds
+    assert f'<td class="num">{round(fps * 1000):d}m</td>' in page
+    # 800x800 pixels in batches of 4096 rays: 157 batches.
+    assert (
+        "Workload: 5 ops; rays per batch 4,096, samples per ray 64, "
+        "640,000 pixels per frame, 157 batches per frame." in page
+    )
+    specs = json.loads(page.split('id="nerframe-charts">')[1].split("</script>")[0])["charts"]
+    titles = [s["title"]["text"] if isinstance(s["title"], dict) else s["title"] for s in specs]
+    assert titles == [
+        "Pipeline × accelerator",
+        "Operator graph of neurex",
+        "Schedule of neurex on neurex",
+        "Roofline of neurex on neurex and A100",
+        "Breakdown of neurex on neurex",
+    ]
+
+
+def test_si_prefixes() -> None:
+    from nerframe.report import si
+
+    assert [si(v) for v in (0.1344, 1.0, 999.4, 999.6, 2.5e-7, 0.0, -1500.0)] == [
+        "134m",
+        "1",
+        "999",
+        "1k",
+        "250n",
+        "0",
+        "-1.5k",
+    ]
+
+
+def test_graph_chart_of_a_100k_op_graph_is_aggregated() -> None:
+    import numpy as np
+    import polars as pl
+
+    from nerframe.charts import MAX_ROWS, graph_chart
+
+    n = 100_000
+    dst = np.repeat(np.arange(1, n), 2)
+    src = np.maximum(dst - np.tile([1, 7], n - 1), 0)  # a chain plus skips of 7
+    ops = pl.DataFrame(
+        {
+            "graph": "big",
+            "op_id": np.arange(n),
+            "op_type": "MLP",
+            "category": "COMPUTATION",
+            "backward": False,
+        }
+    )
+    edges = pl.DataFrame({"graph": "big", "src": src, "dst": dst, "kind": "data"})
+    spec = graph_chart(ops, edges).to_dict()
+    nodes = [layer["data"] for layer in spec["layer"] if layer["mark"]["type"] == "circle"]
+    assert spec["title"]["subtitle"] == "100,000 ops, merged"
+    assert spec["width"] <= 1100 and spec["height"] <= 900
+    datasets = spec["datasets"]
+    rows = [datasets[d["name"]] for d in nodes]
+    assert all(len(r) <= MAX_ROWS for r in rows)
+    # The chain is 99,999 layers deep: every op is counted in exactly one node.
+    assert sum(node["ops"] for node in rows[0]) == n
