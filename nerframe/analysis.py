@@ -62,7 +62,8 @@ def analyze(
     every built-in; or names/paths) and write the result store to `output`.
 
     With `report`, the HTML report and ``summary.md`` are built into the store
-    too, and with `images` the PNG and SVG of every chart under ``charts/``. `fine` expands composite ops into their stages.
+    too, and with `images` the PNG and SVG of every chart under ``charts/``.
+    `fine` expands composite ops into their stages.
     """
     names = [pipelines] if isinstance(pipelines, str) else pipelines
     graphs = [load_graph(name, rays, samples, gaussians, fine) for name in _pipelines(names)]

@@ -309,7 +309,11 @@ def parser() -> argparse.ArgumentParser:
     p = sub.add_parser("report", help="(re)build the HTML report of a result store")
     p.add_argument("store", type=Path, metavar="DIR")
     p.add_argument(
-        "-o", "--output", type=Path, metavar="FILE", help="[DIR/report.html; else the store is kept]"
+        "-o",
+        "--output",
+        type=Path,
+        metavar="FILE",
+        help="[DIR/report.html] (elsewhere: the store is untouched)",
     )
     p.add_argument("--images", action="store_true", help="also write PNG/SVG of every chart")
     p.set_defaults(run=cmd_report)

@@ -257,7 +257,7 @@ class _DevTools:
 @pytest.mark.browser
 def test_report_renders_offline_in_chromium(store: Path, tmp_path: Path) -> None:
     if not CHROMIUM.exists():
-        pytest.skip(f"{CHROMIUM} not installed (apt-get install chromium)")
+        pytest.skip(f"optional: {CHROMIUM} not installed (apt-get install chromium)")
     url = (store / "report.html").as_uri()
     log = tmp_path / "chromium.log"
     browser = _DevTools(tmp_path / "profile", log)
