@@ -47,7 +47,8 @@ class OpArrays(NamedTuple):
 class ConfigArrays(NamedTuple):
     """C hardware configurations of M modules: module fields (C, M), the rest (C,)."""
 
-    count: np.ndarray  # int64: instances of the module
+    # Shadows tuple.count, deliberately: the field is what a module's count means.
+    count: np.ndarray  # type: ignore[assignment]  # int64: instances of the module
     instances: np.ndarray  # int64: k, instances one op takes (1..count)
     throughput: np.ndarray  # float64: work units per cycle per instance (> 0)
     latency: np.ndarray  # int64: fixed cycles added to every op (>= 0)

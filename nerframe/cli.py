@@ -16,6 +16,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import NoReturn
 
 import polars as pl
 
@@ -28,7 +29,7 @@ COST_TOTALS = ["flops", "bytes_in", "bytes_w", "bytes_out", "bytes_total"]
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line, no usage dump
+    def error(self, message: str) -> NoReturn:  # one line, no usage dump
         sys.stderr.write(f"error: {message} (see '{self.prog} --help')\n")
         raise SystemExit(2)
 

@@ -31,6 +31,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import cast
 
 import altair as alt
 import polars as pl
@@ -38,6 +39,7 @@ import vl_convert as vlc
 
 from nerframe import charts, schemas
 from nerframe.atomic import atomic_path
+from nerframe.charts.tables import largest
 from nerframe.errors import NerframeError
 from nerframe.rooflines import PRESETS, System, roofline
 from nerframe.store import read_manifest, tables
@@ -181,9 +183,9 @@ def _cells(row: dict[str, object]) -> list[str]:
 
 def _cell(column: str, value: object) -> str:
     if column == "fps":
-        return si(value)  # type: ignore[arg-type]
+        return si(cast(float | None, value))
     if column in _NUMERIC:
-        return _num(value)  # type: ignore[arg-type]
+        return _num(cast(float | None, value))
     return "–" if value is None else str(value)
 
 
@@ -239,13 +241,10 @@ def _workload(graph: str, frames: dict[str, pl.DataFrame], summary: pl.DataFrame
     parts = []
     for column, name in (("B", "rays per batch"), ("N", "samples per ray"), ("G", "Gaussians")):
         if column in ops.columns and ops[column].max() is not None:
-            parts.append(f"{name} {int(ops[column].max()):,}")
-    pixels = rows["frame_pixels"].max()
-    if pixels is not None:
-        parts.append(f"{int(pixels):,} pixels per {kind}")  # type: ignore[arg-type]
-    batches = rows["batches"].max()
-    if batches is not None:
-        parts.append(f"{int(batches):,} batches per {kind}")  # type: ignore[arg-type]
+            parts.append(f"{name} {int(largest(ops[column])):,}")
+    for column, name in (("frame_pixels", "pixels"), ("batches", "batches")):
+        if rows[column].max() is not None:
+            parts.append(f"{int(largest(rows[column])):,} {name} per {kind}")
     return f"Workload: {len(ops)} ops; " + ", ".join(parts) + "."
 
 
@@ -331,7 +330,8 @@ def _document(page: _Page, specs: list[dict[str, object]]) -> str:
 @cache
 def _bundle() -> str:
     """Vega, Vega-Lite and vega-embed as one script, from vl-convert (no network)."""
-    code = vlc.javascript_bundle(vl_version=charts.VL_VERSION)
+    # The stub marks the optional snippet argument as required.
+    code = vlc.javascript_bundle(vl_version=charts.VL_VERSION)  # type: ignore[call-arg]
     # An end tag inside the code would end the script element; "<\/" means "</" in JS
     # strings and regular expressions alike.
     return re.sub(r"</(script)", r"<\\/\1", code, flags=re.IGNORECASE)

@@ -7,7 +7,7 @@ from collections.abc import Callable
 import altair as alt
 import polars as pl
 
-from nerframe.charts.tables import MAX_ROWS, fitting, one_value, op_label, plain, require
+from nerframe.charts.tables import MAX_ROWS, fitting, largest, one_value, op_label, plain, require
 from nerframe.charts.theme import Chart, category_color
 from nerframe.errors import CycleError, NerframeError
 from nerframe.kernels.dag import dag, depths
@@ -77,7 +77,7 @@ def graph_chart(ops: pl.DataFrame, edges: pl.DataFrame) -> Chart:
     def banded(bands: int, by_category: bool) -> Callable[[], pl.DataFrame]:
         # Large graphs: consecutive layers form one band, and each band's ops (of one
         # category, or all of them) one node labelled "1,234 ops".
-        size = -(-(int(layered["layer"].max()) + 1) // bands)
+        size = -(-(int(largest(layered["layer"])) + 1) // bands)
         keys = ["layer", "category"] if by_category else ["layer"]
 
         def make() -> pl.DataFrame:
@@ -160,7 +160,7 @@ def graph_chart(ops: pl.DataFrame, edges: pl.DataFrame) -> Chart:
         .unnest("points")
         .sort("edge", "step")
     )
-    depth = int(nodes["layer"].max())
+    depth = int(largest(nodes["layer"]))
 
     def x(field: str) -> alt.X:
         return alt.X(f"{field}:Q", axis=None, scale=alt.Scale(domain=[-0.5, depth + 0.5]))
@@ -200,7 +200,7 @@ def graph_chart(ops: pl.DataFrame, edges: pl.DataFrame) -> Chart:
     ).properties(
         # Bounded so that a long graph fits the page: its nodes move closer instead.
         width=min(max(150 * (depth + 1), 300), _MAX_WIDTH),
-        height=min(max(60 * int(nodes["width"].max()), 160), _MAX_HEIGHT),
+        height=min(max(60 * int(largest(nodes["width"])), 160), _MAX_HEIGHT),
         title=alt.Title(
             f"Operator graph of {graph}",
             subtitle=f"{ops.height:,} ops" + ("" if nodes.height == ops.height else ", merged"),
