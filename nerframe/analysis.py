@@ -38,7 +38,13 @@ from nerframe.store import check_name, is_analysis, locked, write_manifest, writ
 
 @dataclass(frozen=True)
 class Analysis:
-    """Where the result store is, and its pipeline × accelerator summary."""
+    """Where the result store is, and its pipeline × accelerator summary.
+
+    >>> import tempfile
+    >>> a = analyze("neurex", "neurex", output=tempfile.mkdtemp() + "/out", report=False)
+    >>> a.store.name, a.summary.height
+    ('out', 1)
+    """
 
     store: Path
     summary: pl.DataFrame
@@ -64,6 +70,11 @@ def analyze(
     With `report`, the HTML report and ``summary.md`` are built into the store
     too, and with `images` the PNG and SVG of every chart under ``charts/``.
     `fine` expands composite ops into their stages.
+
+    >>> import tempfile
+    >>> out = tempfile.mkdtemp() + "/store"
+    >>> analyze(["neurex", "icarus"], "all", output=out, report=False).summary.height
+    16
     """
     names = [pipelines] if isinstance(pipelines, str) else pipelines
     graphs = [load_graph(name, rays, samples, gaussians, fine) for name in _pipelines(names)]

@@ -34,6 +34,11 @@ class Graph:
     the precedence constraints) and ``feedback`` edges (a training iteration's
     update flowing into the next; kept, never scheduled). `frame_pixels` is how
     many pixels one frame holds (a frame takes ``ceil(frame_pixels / B)`` batches).
+
+    >>> import nerframe
+    >>> g = nerframe.pipeline("neurex")
+    >>> g.rays, g.batches, g.data_edges()[1].tolist()
+    (4096, 157, [1, 2, 3, 4])
     """
 
     name: str
@@ -157,6 +162,10 @@ def expand(g: Graph) -> Graph:
     its backward flag; incoming edges attach to the first stage and outgoing
     edges to the last. Op ids are renumbered in order. FLOPs are conserved:
     the stages of FrustumCullingProjection see the culled Gaussian count.
+
+    >>> import nerframe
+    >>> expand(nerframe.pipeline("neurex")).ops.height
+    7
     """
     records: list[dict[str, object]] = []
     first: dict[int, int] = {}
@@ -211,6 +220,12 @@ def read_graph(path: str | Path) -> Graph:
     "frame_pixels", "kind"}``.
 
     Only ``ops`` is required; the name defaults to the file's stem.
+
+    >>> import json, pathlib, tempfile
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "tiny.json"
+    >>> _ = path.write_text(json.dumps({"ops": [{"op_type": "Sorting", "B": 8, "N": 4}]}))
+    >>> read_graph(path)
+    Graph('tiny', inference, 1 ops, 0 edges, frame_pixels=640000)
     """
     path = Path(path)
     document = _document(path)

@@ -36,7 +36,12 @@ from nerframe.graphs import Graph
 
 @dataclass(frozen=True)
 class System:
-    """A roofline: peak compute (TFLOP/s), DRAM bandwidth (GB/s) and their efficiencies."""
+    """A roofline: peak compute (TFLOP/s), DRAM bandwidth (GB/s) and their efficiencies.
+
+    >>> s = System("npu", peak_tflops=4.0, bandwidth_gbps=100.0)
+    >>> s.ridge  # FLOP/byte where the roofs meet
+    40.0
+    """
 
     name: str
     peak_tflops: float
