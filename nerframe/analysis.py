@@ -61,6 +61,7 @@ def analyze(
     samples: int | None = None,
     gaussians: int | None = None,
     report: bool = True,
+    model: str = "realistic",
     images: bool = False,
 ) -> Analysis:
     """Analyse `pipelines` (built-in names or graph files, or one name; default all built-ins)
@@ -69,7 +70,8 @@ def analyze(
 
     With `report`, the HTML report and ``summary.md`` are built into the store
     too, and with `images` the PNG and SVG of every chart under ``charts/``.
-    `fine` expands composite ops into their stages.
+    `fine` expands composite ops into their stages; `model` is the built-in
+    pipelines' workload model (``realistic`` or ``spec``, see `nerframe.pipeline`).
 
     >>> import tempfile
     >>> out = tempfile.mkdtemp() + "/store"
@@ -77,7 +79,7 @@ def analyze(
     16
     """
     names = [pipelines] if isinstance(pipelines, str) else pipelines
-    graphs = [load_graph(name, rays, samples, gaussians, fine) for name in _pipelines(names)]
+    graphs = [load_graph(name, rays, samples, gaussians, fine, model) for name in _pipelines(names)]
     seen: dict[str, int] = {}
     for i, g in enumerate(graphs):
         check_name("graph", g.name)
@@ -119,6 +121,7 @@ def analyze(
                     "rays": rays,
                     "samples": samples,
                     "gaussians": gaussians,
+                    "model": model,
                 },
             )
         except (NerframeError, OSError) as e:
@@ -214,11 +217,12 @@ def load_graph(
     samples: int | None = None,
     gaussians: int | None = None,
     fine: bool = False,
+    model: str = "realistic",
 ) -> Graph:
-    """A built-in pipeline by name (with its workload) or a graph file (.json);
-    expanded into its fine graph when `fine`."""
+    """A built-in pipeline by name (with its workload in workload `model`) or a
+    graph file (.json, .yaml); expanded into its fine graph when `fine`."""
     if name in PIPELINES or not Path(name).suffix:
-        g = pipeline(name, rays=rays, samples=samples, gaussians=gaussians)
+        g = pipeline(name, rays=rays, samples=samples, gaussians=gaussians, model=model)
     else:
         g = read_graph(name)
     return expand(g) if fine else g

@@ -23,7 +23,7 @@ def costs(ops: pl.DataFrame | Graph) -> pl.DataFrame:
     """The ops table (or a `Graph`'s ops) with the nine cost columns appended (schema ``costs``).
 
     >>> import nerframe
-    >>> costs(nerframe.pipeline("neurex"))["flops"].sum()
+    >>> costs(nerframe.pipeline("neurex", model="spec"))["flops"].sum()
     7887388672.0
 
     The table is validated first (see `nerframe.ops.validate`); the kernel then

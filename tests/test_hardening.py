@@ -173,22 +173,32 @@ def test_sigint_during_analyze_leaves_no_traceback_and_no_store(tmp_path: Path) 
     import signal
     import time
 
-    process = subprocess.Popen(
-        [sys.executable, "-m", "nerframe.cli", "analyze", "all", "--hardware", "all"],
-        cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    # Wait until the run has started building its store, then press Ctrl-C.
-    deadline = time.monotonic() + 60
-    while not any(p.name.endswith(".tmp") for p in tmp_path.iterdir()):
-        assert process.poll() is None and time.monotonic() < deadline
-        time.sleep(0.01)
-    process.send_signal(signal.SIGINT)
-    _, stderr = process.communicate(timeout=60)
-    assert process.returncode == 130 and stderr == "error: interrupted\n"
-    assert sorted(p.name for p in tmp_path.iterdir()) == []
+    # On a busy machine the run may finish before the signal lands; then try again
+    # (the interrupted run is the case under test).
+    for attempt in range(3):
+        cwd = tmp_path / str(attempt)
+        cwd.mkdir()
+        process = subprocess.Popen(
+            [sys.executable, "-m", "nerframe.cli", "analyze", "all", "--hardware", "all"],
+            cwd=cwd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        # Wait until the run has started building its store, then press Ctrl-C.
+        deadline = time.monotonic() + 60
+        while not any(p.name.endswith(".tmp") for p in cwd.iterdir()):
+            assert process.poll() is None and time.monotonic() < deadline
+            time.sleep(0.01)
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=60)
+        if (cwd / "nerframe-out" / "store.json").exists():
+            continue  # finished before the signal arrived
+        assert process.returncode == 130, stderr
+        assert stderr == "error: interrupted\n"
+        assert sorted(p.name for p in cwd.iterdir()) == []
+        return
+    pytest.fail("every run finished before Ctrl-C reached it")
 
 
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:
@@ -352,11 +362,12 @@ def test_report_page_names_pairs_states_workload_and_uses_si_fps(tmp_path: Path)
     result = nerframe.analyze(["neurex"], "neurex", output=tmp_path / "out")
     page = (result.store / "report.html").read_text()
     fps = result.summary["fps"].item()
-    assert 0.1 < fps < 1  # one neurex frame (156 batches) takes several seconds
+    assert 0.1 < fps < 1  # one neurex frame (157 batches) takes seconds
     assert f'<td class="num">{round(fps * 1000):d}m</td>' in page
-    # 800x800 pixels in batches of 4096 rays: 157 batches.
+    # 800x800 pixels in batches of 4096 rays: 157 batches; the realistic workload
+    # model gives hash-grid pipelines 24 samples per ray.
     assert (
-        "Workload: 5 ops; rays per batch 4,096, samples per ray 64, "
+        "Workload: 5 ops; rays per batch 4,096, samples per ray 24, "
         "640,000 pixels per frame, 157 batches per frame." in page
     )
     specs = json.loads(page.split('id="nerframe-charts">')[1].split("</script>")[0])["charts"]
