@@ -72,7 +72,7 @@ def _view(series: pl.Series) -> object:
     return _buffer(array, array.type.to_pandas_dtype())
 
 
-def _buffer(array: pa.Array, dtype: object, whole: bool = False) -> np.ndarray:
+def _buffer(array: pa.Array, dtype: np.typing.DTypeLike, whole: bool = False) -> np.ndarray:
     buffer = array.buffers()[1]
     if buffer is None:
         return np.zeros(0 if whole else len(array), dtype)

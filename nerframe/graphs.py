@@ -267,8 +267,8 @@ MAX_FRAME_PIXELS = 2**40
 
 
 def _check_frame_pixels(value: object, what: str) -> None:
-    integer = not isinstance(value, bool) and isinstance(value, int | np.integer)
-    if not integer or not 1 <= value <= MAX_FRAME_PIXELS:
+    integer = isinstance(value, int | np.integer) and not isinstance(value, bool)
+    if not integer or not 1 <= value <= MAX_FRAME_PIXELS:  # type: ignore[operator]
         raise InvalidInputError(
             f"{what} must be an integer >= 1 and <= 2**40, got {value!r}", "frame_pixels"
         )

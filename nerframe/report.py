@@ -445,7 +445,8 @@ def build_report(store: str | Path, output: str | Path | None = None, images: bo
     page.add('<section id="overview"><h2>Overview</h2>')
     page.figure("matrix", charts.matrix_chart(summary))
     page.add(_summary_table(summary))
-    page.add(_conventions(manifest.get("run") or {}))
+    run = manifest.get("run")
+    page.add(_conventions(run if isinstance(run, dict) else {}))
     unmapped = summary.filter(pl.col("status") != "ok")
     if unmapped.height:
         page.add("<h3>Unmapped pairs</h3><ul>")

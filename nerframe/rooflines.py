@@ -95,9 +95,14 @@ PRESETS: dict[str, System] = {
 
 
 class _AcceleratorLike(Protocol):
-    name: str
-    peak_tflops: float
-    dram_bandwidth_gbps: float
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def peak_tflops(self) -> float: ...
+
+    @property
+    def dram_bandwidth_gbps(self) -> float: ...
 
 
 def system(name_or_accelerator: str | System | _AcceleratorLike) -> System:

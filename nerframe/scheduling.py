@@ -210,7 +210,7 @@ class Mapped:
         # say which op of the graph and which module.
         message = str(e)
         op = None if e.op is None else int(part.ops[e.op])
-        if e.op is not None:
+        if op is not None:
             op_type = self.costs["op_type"][op]
             message = message.replace(f"op {e.op} ", f"op {op} ({op_type}) ", 1)
         if e.module is not None:
