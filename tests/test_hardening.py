@@ -5,6 +5,7 @@ silently, concurrent runs are refused, and the API accepts what a user would pas
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -423,3 +424,16 @@ def test_graph_chart_of_a_100k_op_graph_is_aggregated() -> None:
     assert all(len(r) <= MAX_ROWS for r in rows)
     # The chain is 99,999 layers deep: every op is counted in exactly one node.
     assert sum(node["ops"] for node in rows[0]) == n
+
+
+def test_write_errors_name_the_target_not_the_temporary_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def full(src: object, dst: object) -> None:
+        raise OSError(28, "No space left on device", str(src))
+
+    monkeypatch.setattr(os, "replace", full)
+    target = tmp_path / "costs.csv"
+    assert cli.main(["costs", "neurex", "-o", str(target)]) == 1
+    assert capsys.readouterr().err == f"error: {target}: No space left on device\n"
+    assert list(tmp_path.iterdir()) == []
