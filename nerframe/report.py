@@ -41,6 +41,7 @@ from nerframe import charts, schemas
 from nerframe.atomic import atomic_path
 from nerframe.charts.tables import largest
 from nerframe.errors import NerframeError
+from nerframe.progress import Progress
 from nerframe.rooflines import PRESETS, System, roofline
 from nerframe.store import read_manifest, tables
 
@@ -404,7 +405,9 @@ def _export(folder: Path, names: list[str], specs: list[dict[str, object]]) -> N
             ),
             zip(names, specs, strict=True),
         )
-        list(done)
+        with Progress(len(names), "report", "charts") as bar:
+            for _ in done:
+                bar.advance(1)
     # Charts of an earlier build of this store that no longer exist would mislead.
     keep = {f"{n}{s}" for n in names for s in (".png", ".svg")}
     for stale in sorted(folder.glob("*")):
