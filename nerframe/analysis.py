@@ -78,7 +78,7 @@ def analyze(
     >>> import tempfile
     >>> out = tempfile.mkdtemp() + "/store"
     >>> analyze(["neurex", "icarus"], "all", output=out, report=False).summary.height
-    16
+    28
     """
     names = [pipelines] if isinstance(pipelines, str) else pipelines
     graphs = [load_graph(name, rays, samples, gaussians, fine, model) for name in _pipelines(names)]
