@@ -168,9 +168,14 @@ def read_graph(path: str | Path) -> Graph:
     "edges": [[src, dst] or [src, dst, kind] or {"src", "dst", "kind"}],
     "frame_pixels", "kind"}``.
 
-    Only ``ops`` is required; the name defaults to the file's stem.
+    Only ``ops`` is required; the name defaults to the file's stem. A trace file
+    (``*.trace.json``) gives its traced graph (`nerframe.trace.read_traced_graph`).
     """
     path = Path(path)
+    if path.name.lower().endswith(".trace.json"):
+        from nerframe.trace import read_traced_graph
+
+        return read_traced_graph(path)
     document = _document(path)
     if not isinstance(document, dict) or not isinstance(document.get("ops"), list):
         raise NerframeError(f"{path}: not a graph file (expected an object with an 'ops' list)")

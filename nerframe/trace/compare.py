@@ -1,0 +1,79 @@
+"""Measured vs predicted: each traced op's measured time beside its roofline time.
+
+The prediction is the op's roofline time on a system (``host``, this machine as
+measured by ``nerframe probe``, unless another is given): the larger of its FLOPs
+over the peak and its bytes over the bandwidth. ``ratio`` is measured over
+predicted; ``log_error`` is ``|log10(ratio)|`` (1.0: off by 10×), and
+`median_log_error` summarises a comparison in one number.
+
+>>> import polars as pl
+>>> median_log_error(pl.DataFrame({"log_error": [0.5, 1.0, None, 2.0]}))
+1.0
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from nerframe.errors import NerframeError
+from nerframe.rooflines import System, roofline
+
+COLUMNS = (
+    "graph",
+    "op_id",
+    "op_type",
+    "path",
+    "system",
+    "measured_s",
+    "predicted_s",
+    "ratio",
+    "log_error",
+    "bound",
+    "approximate",
+)
+"""The columns of a comparison table, in order."""
+
+
+def compare(measured: pl.DataFrame, system: System | str = "host") -> pl.DataFrame:
+    """One row per traced op (a `TracedGraph`'s ``measured`` table): measured and
+    predicted seconds on `system`, their ratio and its |log10|. An op predicted to
+    take no time (no FLOPs, no bytes) or measured at 0 has no ratio."""
+    missing = [c for c in ("measured_s", "path", "approximate") if c not in measured.columns]
+    if missing:
+        raise NerframeError(f"compare: not a traced graph's measured table (no {missing[0]})")
+    predicted = roofline(measured, [system]).select(
+        "op_id", "system", pl.col("time_s").alias("predicted_s"), pl.col("bound").cast(pl.String)
+    )
+    valid = (pl.col("predicted_s") > 0) & (pl.col("measured_s") > 0)
+    return (
+        measured.join(predicted, on="op_id", how="left", maintain_order="left")
+        .with_columns(
+            ratio=pl.when(valid).then(pl.col("measured_s") / pl.col("predicted_s")),
+        )
+        .with_columns(log_error=pl.col("ratio").log10().abs())
+        .select(*COLUMNS)
+    )
+
+
+def median_log_error(comparison: pl.DataFrame) -> float | None:
+    """The median ``log_error`` of a comparison (ops without a ratio left out), or None."""
+    value = comparison["log_error"].drop_nulls().median()
+    return None if value is None else float(value)  # type: ignore[arg-type]
+
+
+def compare_on_host(measured: pl.DataFrame) -> pl.DataFrame:
+    """`compare` on the ``host`` system; without a stored probe result the predicted
+    columns are null (the report then says to run ``nerframe probe``)."""
+    from nerframe.probing import host_system
+
+    try:
+        host = host_system()
+    except NerframeError:
+        return measured.with_columns(
+            system=pl.lit("host"),
+            predicted_s=pl.lit(None, pl.Float64),
+            ratio=pl.lit(None, pl.Float64),
+            log_error=pl.lit(None, pl.Float64),
+            bound=pl.lit(None, pl.String),
+        ).select(*COLUMNS)
+    return compare(measured, host)
