@@ -19,11 +19,13 @@ from nerframe.errors import NerframeError, UnmappedError
 from nerframe.graphs import Graph, expand, graph, read_graph
 from nerframe.hardware import Accelerator, accelerator, accelerators
 from nerframe.ops import operators
+from nerframe.probing import probe
 from nerframe.rooflines import System, roofline
 from nerframe.scheduling import Schedule, schedule
 from nerframe.sql import query
 from nerframe.sweeps import sweep
 from nerframe.taxonomy import catalogue
+from nerframe.trace import TracedGraph, trace_graph
 
 __all__ = [
     "Accelerator",
@@ -32,6 +34,7 @@ __all__ = [
     "NerframeError",
     "Schedule",
     "System",
+    "TracedGraph",
     "UnmappedError",
     "accelerator",
     "accelerators",
@@ -43,10 +46,12 @@ __all__ = [
     "operators",
     "pipeline",
     "pipelines",
+    "probe",
     "query",
     "read_graph",
     "roofline",
     "schedule",
     "sweep",
+    "trace_graph",
 ]
 __version__ = "0.1.0"

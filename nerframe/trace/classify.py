@@ -82,34 +82,32 @@ class Entry:
 
 @dataclass(frozen=True)
 class ClassMap:
-    """Map entries by class key, the earliest map's entry winning."""
+    """Maps in priority order (user maps first, then the packaged ones)."""
 
-    entries: dict[str, Entry]
+    maps: tuple[dict[str, Entry], ...]
 
     def match(self, classes: Sequence[str]) -> Entry | None:
-        """The entry of the first of `classes` (a class and its bases) that has one.
+        """The entry of the first of `classes` (a class and its bases) that has one, from
+        the first map that has one; a qualified key before a bare one within a map.
 
         >>> m = class_map()
         >>> m.match(["my.Net", "torch.nn.modules.linear.Linear"]).op_type
         'MLP'
         """
         for name in classes:
-            found = self.entries.get(name) or self.entries.get(name.rsplit(".", 1)[-1])
-            if found is not None:
-                return found
+            bare = name.rsplit(".", 1)[-1]
+            for entries in self.maps:
+                found = entries.get(name) or entries.get(bare)
+                if found is not None:
+                    return found
         return None
 
 
 def class_map(extra: Sequence[str | Path] = ()) -> ClassMap:
     """The user maps `extra` (highest priority first) over the packaged maps."""
-    entries: dict[str, Entry] = {}
-    for path in list(extra):
-        for key, entry in _read_map(Path(path)).items():
-            entries.setdefault(key, entry)
-    for name in PACKAGED:
-        for key, entry in _packaged(name).items():
-            entries.setdefault(key, entry)
-    return ClassMap(entries)
+    return ClassMap(
+        tuple(_read_map(Path(p)) for p in extra) + tuple(_packaged(n) for n in PACKAGED)
+    )
 
 
 @cache
