@@ -61,12 +61,16 @@ def test_capture_records_calls_attributes_shapes_and_times(tiny) -> None:
 def test_edges_are_tensor_provenance_not_calls(tiny) -> None:
     _, trace = tiny
     by_path = {c.path: c for c in trace.calls}
-    assert by_path["jitter"].sources == [1]  # sampler's points
-    assert by_path["grid"].sources == [2]  # the jittered points, through a reshape
-    assert by_path["mlp.layers.0"].sources == [3]
-    assert by_path["mlp.layers.2"].sources == [3, 8]  # the skip: input and previous ReLU
-    assert by_path["renderer"].sources == [1, 4]  # sampler's deltas, MLP output
-    assert by_path["mlp"].output_sources == [11]
+    assert by_path["jitter"].sources == [(1, 0)]  # sampler's points
+    assert by_path["grid"].sources == [(2, 0)]  # the jittered points, through a reshape
+    assert by_path["mlp.layers.0"].sources == [(3, 0)]
+    # The skip: the MLP's input and the previous ReLU's output.
+    assert by_path["mlp.layers.2"].sources == [(3, 0), (8, 0)]
+    # Through slicing, sigmoid and reshape in the model's own forward: the sampler's
+    # deltas (its second output) and the MLP's output; never the model (the caller).
+    assert by_path["renderer"].sources == [(1, 1), (4, 0)]
+    assert by_path["mlp"].output_sources == [[(11, 0)]]
+    assert by_path["sampler"].output_sources == [[], []]
 
 
 @needs_torch

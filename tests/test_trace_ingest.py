@@ -61,7 +61,7 @@ def handmade() -> Trace:
     return Trace(
         "net",
         [
-            call(0, None, "", ["m.Net", MODULE], [[16, 3]], [[16, 3]], [], [11], 0.020),
+            call(0, None, "", ["m.Net", MODULE], [[16, 3]], [[16, 3]], [], [[(11, 0)]], 0.020),
             call(
                 1,
                 0,
@@ -70,11 +70,31 @@ def handmade() -> Trace:
                 [[16, 3]],
                 [[16, 4, 3], [16, 4, 1]],
                 [],
-                [],
+                [[], []],
                 0.001,
             ),
-            call(2, 0, "noise", ["m.Noise", MODULE], [[16, 4, 3]], [[16, 4, 3]], [1], [1], 0.002),
-            call(3, 0, "field", ["m.Field", MODULE], [[64, 3]], [[64, 4]], [2], [5], 0.012),
+            call(
+                2,
+                0,
+                "noise",
+                ["m.Noise", MODULE],
+                [[16, 4, 3]],
+                [[16, 4, 3]],
+                [(1, 0)],
+                [[(1, 0)]],
+                0.002,
+            ),
+            call(
+                3,
+                0,
+                "field",
+                ["m.Field", MODULE],
+                [[64, 3]],
+                [[64, 4]],
+                [(2, 0)],
+                [[(5, 0)]],
+                0.012,
+            ),
             call(
                 4,
                 3,
@@ -82,13 +102,21 @@ def handmade() -> Trace:
                 ["m.Grid", MODULE],
                 [[64, 3]],
                 [[64, 8]],
-                [2],
-                [],
+                [(2, 0)],
+                [[(2, 0)]],
                 0.003,
                 attributes={"levels": 4, "features": 2, "table": 256},
             ),
             call(
-                5, 3, "field.mlp", ["m.Field.MLP", MODULE], [[64, 8]], [[64, 4]], [4], [10], 0.008
+                5,
+                3,
+                "field.mlp",
+                ["m.Field.MLP", MODULE],
+                [[64, 8]],
+                [[64, 4]],
+                [(4, 0)],
+                [[(10, 0)]],
+                0.008,
             ),
             call(
                 6,
@@ -97,13 +125,13 @@ def handmade() -> Trace:
                 LINEAR,
                 [[64, 8]],
                 [[64, 16]],
-                [4],
-                [4],
+                [(4, 0)],
+                [[(4, 0)]],
                 0.002,
                 attributes={"in_features": 8, "out_features": 16},
                 params={"weight": [16, 8], "bias": [16]},
             ),
-            call(7, 5, "field.mlp.act", RELU, [[64, 16]], [[64, 16]], [6], [6], 0.0005),
+            call(7, 5, "field.mlp.act", RELU, [[64, 16]], [[64, 16]], [(6, 0)], [[(6, 0)]], 0.0005),
             call(
                 8,
                 5,
@@ -111,13 +139,13 @@ def handmade() -> Trace:
                 LINEAR,
                 [[64, 24]],
                 [[64, 16]],
-                [4, 7],
-                [4, 7],
+                [(4, 0), (7, 0)],
+                [[(4, 0), (7, 0)]],
                 0.002,
                 attributes={"in_features": 24, "out_features": 16},
                 params={"weight": [16, 24], "bias": [16]},
             ),
-            call(9, 5, "field.mlp.act", RELU, [[64, 16]], [[64, 16]], [8], [8], 0.0005),
+            call(9, 5, "field.mlp.act", RELU, [[64, 16]], [[64, 16]], [(8, 0)], [[(8, 0)]], 0.0005),
             call(
                 10,
                 5,
@@ -125,8 +153,8 @@ def handmade() -> Trace:
                 LINEAR,
                 [[64, 16]],
                 [[64, 4]],
-                [9],
-                [9],
+                [(9, 0)],
+                [[(9, 0)]],
                 0.002,
                 attributes={"in_features": 16, "out_features": 4},
                 params={"weight": [4, 16], "bias": [4]},
@@ -138,8 +166,8 @@ def handmade() -> Trace:
                 ["m.Renderer", MODULE],
                 [[16, 4, 3], [16, 4, 1]],
                 [[16, 3]],
-                [3, 1],
-                [3, 1],
+                [(1, 1), (3, 0)],
+                [[(1, 1), (3, 0)]],
                 0.004,
             ),
         ],
@@ -180,6 +208,32 @@ def test_edges_follow_provenance_through_unknown_and_container_calls(user_map: P
     assert sorted(g.edges.select("src", "dst").rows()) == [(0, 1), (0, 3), (1, 2), (2, 3)]
 
 
+def test_container_outputs_are_looked_through_one_by_one(tmp_path: Path) -> None:
+    """A container returning two children's outputs: each consumer depends on its own."""
+    ones = ["m.One", MODULE]
+    calls = [
+        call(
+            0,
+            None,
+            "pair",
+            ["m.Pair", MODULE],
+            [[8, 3]],
+            [[8, 3], [8, 3]],
+            [],
+            [[(1, 0)], [(2, 0)]],
+            1e-3,
+        ),
+        call(1, 0, "pair.a", ones, [[8, 3]], [[8, 3]], [], [[]], 1e-4),
+        call(2, 0, "pair.b", ones, [[8, 3]], [[8, 3]], [], [[]], 1e-4),
+        call(3, None, "use_a", ones, [[8, 3]], [[8, 3]], [(0, 0)], [[(0, 0)]], 1e-4),
+        call(4, None, "use_b", ones, [[8, 3]], [[8, 3]], [(0, 1)], [[(0, 1)]], 1e-4),
+    ]
+    path = tmp_path / "one.yaml"
+    path.write_text("classes:\n  m.One: {op_type: UniformSampler, params: {B: 8, N: 1}}\n")
+    g = trace_graph(Trace("pair", calls), [path])
+    assert sorted(g.edges.select("src", "dst").rows()) == [(0, 2), (1, 3)]
+
+
 def test_calls_table_statuses_and_unknown_share(user_map: Path) -> None:
     g = trace_graph(handmade(), [user_map])
     status = dict(zip(g.calls["path"], g.calls["status"], strict=True))
@@ -212,8 +266,9 @@ def test_without_the_user_map_only_linear_calls_are_rows() -> None:
 
 def test_irregular_linear_layers_are_flagged_approximate(tmp_path: Path) -> None:
     widths = [(3, 32), (32, 16), (16, 2)]  # hidden widths differ: not a catalogue MLP
-    calls = [call(0, None, "mlp", ["m.MLP", MODULE], [[10, 3]], [[10, 2]], [], [3], 1e-3)]
+    calls = [call(0, None, "mlp", ["m.MLP", MODULE], [[10, 3]], [[10, 2]], [], [[(3, 0)]], 1e-3)]
     for i, (fan_in, fan_out) in enumerate(widths, start=1):
+        source = [(i - 1, 0)] if i > 1 else []
         calls.append(
             call(
                 i,
@@ -222,8 +277,8 @@ def test_irregular_linear_layers_are_flagged_approximate(tmp_path: Path) -> None
                 LINEAR,
                 [[10, fan_in]],
                 [[10, fan_out]],
-                [i - 1] if i > 1 else [],
-                [],
+                source,
+                [source],
                 1e-4,
                 attributes={"in_features": fan_in, "out_features": fan_out},
                 params={"weight": [fan_out, fan_in]},
@@ -309,7 +364,10 @@ def test_trace_file_round_trip_and_byte_identity(tmp_path: Path) -> None:
     [
         (lambda d: d.update(format="other"), "not a trace file"),
         (lambda d: d.update(version=2), "version 2"),
-        (lambda d: d["calls"][2].update(sources=[5]), "call 2: refers to call 5"),
+        (lambda d: d["calls"][2].update(sources=[[5, 0]]), "call 2: sources refers to call 5"),
+        (lambda d: d["calls"][2].update(sources=[[1, 2]]), "output 2 of call 1, which has 2"),
+        (lambda d: d["calls"][2].update(sources=[3]), r"a port must be \[call, output index\]"),
+        (lambda d: d["calls"][2].update(output_sources=[]), "one list per output"),
         (lambda d: d["calls"][1].update(inputs=[[16, -3]]), "shape must be a list of integers"),
         (lambda d: d["calls"][1].update(time_s=-1), "time_s must be >= 0"),
         (lambda d: d["calls"][1].update(id=7), "id must be 1"),

@@ -6,10 +6,11 @@ the data edges between them.
 
 - the structure run puts forward pre- and post-hooks (``with_kwargs=True``) on
   every module and a ``TorchFunctionMode`` that tracks, for every tensor, the
-  module calls it derives from (its provenance). A call's ``sources`` are the
-  provenance of its arguments, so edges follow the data, never caller→callee;
-  on return its outputs are re-labelled as coming from it (``output_sources``
-  keeps what they came from before);
+  module outputs (ports) it derives from (its provenance). A call's ``sources``
+  are the provenance of its arguments, so edges follow the data, never
+  caller→callee; on return each new output tensor is re-labelled as that call's
+  port (``output_sources`` keeps, per output, what it came from before;
+  arguments handed back unchanged keep their provenance);
 - the timed runs keep only light hooks that read the clock; a call's time is the
   median over the runs of its inclusive wall time. The tracking mode is off
   while timing, so its overhead is not measured.
@@ -34,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from nerframe.errors import NerframeError
-from nerframe.trace.tracefile import Call, Scalar, Trace
+from nerframe.trace.tracefile import Call, Port, Scalar, Trace
 
 INSTALL_HINT = "pip install 'nerframe[trace]' (a CPU-only torch: pip install torch==2.13.0)"
 
@@ -143,9 +144,10 @@ class _Recorder:
         self.paths = paths
         self.calls: list[dict[str, Any]] = []
         self.stack: list[int] = []
+        self.passed: list[set[int]] = []  # ids of each open call's argument tensors
         # id(tensor) -> (weak reference, the calls it derives from); the reference
         # tells a live tensor from a new one that reuses a dead one's id.
-        self.provenance: dict[int, tuple[weakref.ref[Any], frozenset[int]]] = {}
+        self.provenance: dict[int, tuple[weakref.ref[Any], frozenset[Port]]] = {}
 
     @staticmethod
     def hooks(model: Any, enter: Callable[..., None], leave: Callable[..., None]) -> Any:
@@ -197,15 +199,15 @@ class _Recorder:
             for f in dataclasses.fields(value):
                 yield from self.tensors(getattr(value, f.name, None), depth + 1)
 
-    def sources(self, value: Any) -> frozenset[int]:
-        found: set[int] = set()
+    def sources(self, value: Any) -> frozenset[Port]:
+        found: set[Port] = set()
         for tensor in self.tensors(value):
             entry = self.provenance.get(id(tensor))
             if entry is not None and entry[0]() is tensor:
                 found |= entry[1]
         return frozenset(found)
 
-    def label(self, tensor: Any, sources: frozenset[int]) -> None:
+    def label(self, tensor: Any, sources: frozenset[Port]) -> None:
         if sources:
             self.provenance[id(tensor)] = (weakref.ref(tensor), sources)
         else:
@@ -236,14 +238,20 @@ class _Recorder:
             }
         )
         self.stack.append(index)
+        self.passed.append({id(t) for t in self.tensors((args, kwargs))})
 
     def leave(self, module: Any, args: Any, kwargs: Any, output: Any) -> None:
         index = self.stack.pop()
+        passed = self.passed.pop()
         call = self.calls[index]
-        call["outputs"] = [list(t.shape) for t in self.tensors(output)]
-        call["output_sources"] = sorted(self.sources(output))
-        for tensor in self.tensors(output):
-            self.label(tensor, frozenset({index}))
+        outputs = list(self.tensors(output))
+        call["outputs"] = [list(t.shape) for t in outputs]
+        call["output_sources"] = [sorted(self.sources(t)) for t in outputs]
+        for position, tensor in enumerate(outputs):
+            # An argument handed back unchanged (a ray bundle's camera indices put into
+            # the samples) still comes from where it came from.
+            if id(tensor) not in passed:
+                self.label(tensor, frozenset({(index, position)}))
 
     def attributes(self, module: Any) -> dict[str, Scalar | list[Scalar]]:
         """Public attributes: numbers, text, short lists or small tensors of numbers."""

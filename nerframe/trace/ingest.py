@@ -18,7 +18,7 @@ rows that match none keep ``B = rows, N = 1`` and are flagged approximate.
 >>> from nerframe.trace.tracefile import Call, Trace
 >>> lin = ["torch.nn.modules.linear.Linear", "torch.nn.modules.module.Module"]
 >>> calls = [Call(0, None, "", lin, {"in_features": 3, "out_features": 4}, {"bias": [4]},
-...               [[10, 3]], [[10, 4]], [], [], 1e-4)]
+...               [[10, 3]], [[10, 4]], [], [[]], 1e-4)]
 >>> g = trace_graph(Trace("one", calls))
 >>> g.ops.select("op_type", "B", "N", "in_dim", "out_dim", "num_layers").row(0)
 ('MLP', 10, 1, 3, 4, 1)
@@ -38,7 +38,7 @@ from nerframe.errors import NerframeError
 from nerframe.graphs import Graph, graph
 from nerframe.taxonomy import op_types
 from nerframe.trace.classify import LINEAR, ClassMap, Entry, check_parameter, class_map, evaluate
-from nerframe.trace.tracefile import SUFFIX, Call, Trace, read_trace
+from nerframe.trace.tracefile import SUFFIX, Call, Port, Trace, read_trace
 
 
 @dataclass(frozen=True)
@@ -214,20 +214,21 @@ class _Builder:
             )
         return params
 
-    def resolve(self, call: int, memo: dict[int, frozenset[int]]) -> frozenset[int]:
-        """The rows whose outputs a consumer of `call`'s output depends on."""
+    def resolve(self, port: Port, memo: dict[Port, frozenset[int]]) -> frozenset[int]:
+        """The rows whose outputs a consumer of output `port` depends on."""
+        call, index = port
         if call in self.owner:
             return frozenset({self.owner[call]})
-        if call not in memo:
-            memo[call] = frozenset()  # provenance never loops; this guards malformed files
+        if port not in memo:
+            memo[port] = frozenset()  # provenance never loops; this guards malformed files
             found: set[int] = set()
-            for source in self.calls[call].output_sources:
+            for source in self.calls[call].output_sources[index]:
                 found |= self.resolve(source, memo)
-            memo[call] = frozenset(found)
-        return memo[call]
+            memo[port] = frozenset(found)
+        return memo[port]
 
     def edges(self) -> set[tuple[int, int]]:
-        memo: dict[int, frozenset[int]] = {}
+        memo: dict[Port, frozenset[int]] = {}
         found: set[tuple[int, int]] = set()
         for c in self.calls:
             if c.id not in self.owner:

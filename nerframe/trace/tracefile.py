@@ -14,18 +14,20 @@ A trace file (``*.trace.json``) holds::
         "params": {"weight": [8, 3]},       # shapes of the module's own parameters and buffers
         "inputs": [[64, 3]],                # shapes of every tensor in the arguments, in order
         "outputs": [[64, 8]],               # shapes of every tensor in the result, in order
-        "sources": [3],                     # calls whose outputs the inputs derive from
-        "output_sources": [5, 6],           # calls the outputs derive from (before this call)
+        "sources": [[3, 0]],                # the outputs ([call, index]) the inputs derive from
+        "output_sources": [[[5, 0], [6, 1]]],   # per output: what it derives from
         "time_s": 1.2e-05}, ...]}           # median inclusive wall time of the call
 
-``sources`` are the data edges (tensor provenance, never caller→callee);
-``output_sources`` lets an unclassified module be looked through: a consumer of
-its output really depends on those calls. Tensors inside dataclasses, tuples,
+A *port* ``[call, index]`` is the index-th output tensor of a call. ``sources``
+are the data edges (tensor provenance, never caller→callee); ``output_sources``
+lets an unclassified module be looked through, output by output: a consumer of
+its k-th output really depends on the ports that output derives from (the outputs
+of the calls inside it, or its own inputs). Tensors inside dataclasses, tuples,
 lists and dicts count, depth first (dict keys sorted). Files are written
 atomically with sorted keys, so the same trace always gives the same bytes.
 
 >>> import tempfile, pathlib
->>> t = Trace("m", [Call(0, None, "", ["M"], {}, {}, [[2, 3]], [[2, 3]], [], [], 1e-3)])
+>>> t = Trace("m", [Call(0, None, "", ["M"], {}, {}, [[2, 3]], [[2, 3]], [], [[]], 1e-3)])
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "m.trace.json"
 >>> read_trace(write_trace(t, path)).calls[0].inputs
 [[2, 3]]
@@ -47,6 +49,8 @@ VERSION = 1
 SUFFIX = ".trace.json"
 
 Scalar = int | float | bool | str
+Port = tuple[int, int]
+"""An output tensor of a call: (call id, position among its output tensors)."""
 T = TypeVar("T")
 
 
@@ -62,8 +66,8 @@ class Call:
     params: dict[str, list[int]]
     inputs: list[list[int]]
     outputs: list[list[int]]
-    sources: list[int]
-    output_sources: list[int]
+    sources: list[Port]
+    output_sources: list[list[Port]]
     time_s: float
 
     @property
@@ -141,14 +145,26 @@ def parse_trace(document: object) -> Trace:
         raise NerframeError("'calls' must be a list")
     parsed = [_call(c, i) for i, c in enumerate(calls)]
     for call in parsed:
-        # A parent and a source start before the call; what feeds its output may be a child.
-        earlier = [] if call.parent is None else [call.parent]
-        for ref in earlier + call.sources:
-            if not 0 <= ref < call.id:
-                raise NerframeError(f"call {call.id}: refers to call {ref}, not an earlier call")
-        for ref in call.output_sources:
-            if not 0 <= ref < len(parsed) or ref == call.id:
-                raise NerframeError(f"call {call.id}: output_sources refers to call {ref}")
+        if call.parent is not None and not 0 <= call.parent < call.id:
+            raise NerframeError(f"call {call.id}: parent {call.parent} is not an earlier call")
+        if len(call.output_sources) != len(call.outputs):
+            raise NerframeError(f"call {call.id}: output_sources must have one list per output")
+        # A source is an earlier call's output; what feeds an output may be a child's.
+        ports = [(p, "sources") for p in call.sources] + [
+            (p, "output_sources") for ports in call.output_sources for p in ports
+        ]
+        for (ref, index), field_name in ports:
+            if (
+                not 0 <= ref < len(parsed)
+                or ref == call.id
+                or (field_name == "sources" and ref > call.id)
+            ):
+                raise NerframeError(f"call {call.id}: {field_name} refers to call {ref}")
+            if not 0 <= index < len(parsed[ref].outputs):
+                raise NerframeError(
+                    f"call {call.id}: {field_name} refers to output {index} of call {ref}, "
+                    f"which has {len(parsed[ref].outputs)}"
+                )
     return Trace(
         model=_typed(document.get("model", ""), str, "model"),
         calls=parsed,
@@ -203,10 +219,10 @@ def _call(record: object, position: int) -> Call:
         params=params,
         inputs=[_shape(s, f"{where}: inputs") for s in _list(record, "inputs", where)],
         outputs=[_shape(s, f"{where}: outputs") for s in _list(record, "outputs", where)],
-        sources=[_typed(s, int, f"{where}: sources") for s in _list(record, "sources", where)],
+        sources=[_port(p, f"{where}: sources") for p in _list(record, "sources", where)],
         output_sources=[
-            _typed(s, int, f"{where}: output_sources")
-            for s in _list(record, "output_sources", where)
+            [_port(p, f"{where}: output_sources") for p in _typed(ports, list, where)]
+            for ports in _list(record, "output_sources", where)
         ],
         time_s=_seconds(record.get("time_s", 0.0), f"{where}: time_s"),
     )
@@ -220,6 +236,16 @@ def _typed(value: Any, kind: type[T], what: str) -> T:
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
         raise NerframeError(f"{what} must be {kind.__name__}, got {value!r}")
     return value
+
+
+def _port(value: object, what: str) -> Port:
+    if (
+        not isinstance(value, list | tuple)
+        or len(value) != 2
+        or not all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+    ):
+        raise NerframeError(f"{what}: a port must be [call, output index], got {value!r}")
+    return (value[0], value[1])
 
 
 def _shape(value: object, what: str) -> list[int]:
