@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 from nerframe.kernels import reference_schedule
-from nerframe.kernels.schedule import csr, schedule_configs, topological_order
+from nerframe.kernels.dag import Dag, dag
+from nerframe.kernels.schedule import ConfigArrays, OpArrays, schedule_configs
 
 CONFIGS = 1_000_000
 REFERENCE_CONFIGS = 2_000
@@ -44,22 +45,15 @@ GRAPHS = {
 MODES = {"split": True, "instance": False}
 
 
-def graph_args(name: str) -> dict:
+def graph_args(name: str) -> tuple[Dag, OpArrays]:
     edges, op_module, flops, bytes_total = GRAPHS[name]
     n = len(op_module)
     src = np.array([e[0] for e in edges], np.int64)
     dst = np.array([e[1] for e in edges], np.int64)
-    pred_ptr, pred_idx, succ_ptr, succ_idx = csr(n, src, dst)
-    return {
-        "pred_ptr": pred_ptr,
-        "pred_idx": pred_idx,
-        "succ_ptr": succ_ptr,
-        "succ_idx": succ_idx,
-        "topo": topological_order(n, src, dst),
-        "op_module": np.array(op_module, np.int64),
-        "flops": np.array(flops, np.float64),
-        "bytes_total": np.array(bytes_total, np.float64),
-    }
+    ops = OpArrays(
+        np.array(op_module, np.int64), np.array(flops, np.float64), np.array(bytes_total)
+    )
+    return dag(n, src, dst), ops
 
 
 def random_configs(count: int, n_modules: int, seed: int) -> dict:
@@ -67,14 +61,20 @@ def random_configs(count: int, n_modules: int, seed: int) -> dict:
     rng = np.random.default_rng(seed)
     shape = (count, n_modules)
     return {
-        "module_count": rng.integers(1, 65, shape),
-        "module_throughput": rng.uniform(8.0, 4096.0, shape),
-        "module_latency": rng.integers(1, 33, shape),
-        "module_power_uw": rng.uniform(1e3, 2e5, shape),
+        "count": rng.integers(1, 65, shape),
+        "throughput": rng.uniform(8.0, 4096.0, shape),
+        "latency": rng.integers(1, 33, shape),
+        "power_uw": rng.uniform(1e3, 2e5, shape),
         "frequency_mhz": rng.uniform(200.0, 2000.0, count),
         "dram_bandwidth_gbps": rng.uniform(16.0, 1024.0, count),
         "dram_pj_per_byte": rng.uniform(5.0, 30.0, count),
     }
+
+
+def config_arrays(configs: dict, split: bool) -> ConfigArrays:
+    count = configs["count"]
+    instances = count if split else np.ones_like(count)
+    return ConfigArrays(**configs, instances=instances)
 
 
 def first(configs: dict, count: int) -> dict:
@@ -89,24 +89,23 @@ def configs() -> dict:
 @pytest.mark.parametrize("mode", list(MODES))
 @pytest.mark.parametrize("graph", list(GRAPHS))
 def test_schedule_many_configs(benchmark, best_of, configs: dict, graph: str, mode: str) -> None:
-    g = graph_args(graph)
+    graph_dag, ops = graph_args(graph)
     split = MODES[mode]
-    n = len(g["op_module"])
-    sample = first(configs, REFERENCE_CONFIGS)
+    n = ops.module.size
+    sample = config_arrays(first(configs, REFERENCE_CONFIGS), split)
     # Warm up (compile or load the numba cache) and check the sample against the
     # reference before timing anything.
-    kernel_sample = schedule_configs(**g, **sample, split=split, keep_ops=True)
-    expected = reference_schedule.schedule_configs(**g, **sample, split=split, keep_ops=True)
+    kernel_sample = schedule_configs(graph_dag, ops, sample, keep_ops=True)
+    expected = reference_schedule.schedule_configs(graph_dag, ops, sample, keep_ops=True)
     for field, values in kernel_sample._asdict().items():
         assert np.array_equal(values, getattr(expected, field)), field
     reference_s = best_of(
-        lambda: reference_schedule.schedule_configs(**g, **sample, split=split, keep_ops=False),
-        repeat=1,
+        lambda: reference_schedule.schedule_configs(graph_dag, ops, sample), repeat=1
     )
 
     result = benchmark.pedantic(
         schedule_configs,
-        kwargs={**g, **configs, "split": split, "keep_ops": False},
+        args=(graph_dag, ops, config_arrays(configs, split)),
         rounds=5,
         iterations=1,
     )
@@ -146,25 +145,17 @@ def random_dag(n: int, preds_per_op: int, seed: int) -> tuple[np.ndarray, np.nda
 def test_schedule_big_dag(benchmark, best_of, mode: str) -> None:
     n = BIG_DAG_OPS
     src, dst = random_dag(n, preds_per_op=3, seed=7)
-    graph_s = best_of(lambda: (csr(n, src, dst), topological_order(n, src, dst)))
-    pred_ptr, pred_idx, succ_ptr, succ_idx = csr(n, src, dst)
+    graph_s = best_of(lambda: dag(n, src, dst))
     rng = np.random.default_rng(8)
     n_modules = 4
-    kwargs = {
-        "pred_ptr": pred_ptr,
-        "pred_idx": pred_idx,
-        "succ_ptr": succ_ptr,
-        "succ_idx": succ_idx,
-        "topo": topological_order(n, src, dst),
-        "op_module": rng.integers(0, n_modules, n),
-        "flops": rng.uniform(0.0, 1e7, n),
-        "bytes_total": rng.uniform(0.0, 1e6, n),
-        **random_configs(1, n_modules, seed=9),
-        "split": MODES[mode],
-        "keep_ops": True,
-    }
-    schedule_configs(**kwargs)  # warm-up
-    result = benchmark.pedantic(schedule_configs, kwargs=kwargs, rounds=5, iterations=1)
+    args = (
+        dag(n, src, dst),
+        OpArrays(rng.integers(0, n_modules, n), rng.uniform(0.0, 1e7, n), rng.uniform(0.0, 1e6, n)),
+        config_arrays(random_configs(1, n_modules, seed=9), MODES[mode]),
+        True,
+    )
+    schedule_configs(*args)  # warm-up
+    result = benchmark.pedantic(schedule_configs, args=args, rounds=5, iterations=1)
     assert (result.end[0] >= 0).all()
     ops_per_s = n / benchmark.stats.stats.min
     benchmark.extra_info.update(

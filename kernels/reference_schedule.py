@@ -7,7 +7,7 @@ and `heapq`, and shares no code with the kernel. Every float expression is writt
 in the same order as in the kernel, so both give bit-identical results.
 
 >>> g = Graph(preds=[[], [0]], succs=[[1], []], topo=[0, 1], op_module=[0, 0],
-...           flops=[100.0, 50.0], bytes_total=[0.0, 0.0])
+...           work=[100.0, 50.0], bytes_total=[0.0, 0.0])
 >>> cfg = Config(count=[1], instances=[1], throughput=[10.0], latency=[2],
 ...              power_uw=[1000.0], frequency_mhz=1000.0, dram_bandwidth_gbps=100.0,
 ...              dram_pj_per_byte=10.0)
@@ -24,7 +24,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from nerframe.kernels.dag import Dag
 from nerframe.kernels.schedule import ScheduleResult
+from nerframe.kernels.schedule_inputs import ConfigArrays, OpArrays
 
 __all__ = [
     "Config",
@@ -32,7 +34,6 @@ __all__ = [
     "OneSchedule",
     "Placement",
     "schedule_configs",
-    "schedule_configs_k",
     "schedule_one",
 ]
 
@@ -45,7 +46,7 @@ class Graph:
     succs: list[list[int]]
     topo: list[int]  # a topological order
     op_module: list[int]
-    flops: list[float]
+    work: list[float]  # in the module's unit: FLOPs or items
     bytes_total: list[float]
 
 
@@ -98,7 +99,7 @@ def schedule_one(graph: Graph, config: Config) -> OneSchedule:
     for op in range(n):
         m = graph.op_module[op]
         k = config.instances[m]
-        compute.append(math.ceil(graph.flops[op] / (config.throughput[m] * k)))
+        compute.append(math.ceil(graph.work[op] / (config.throughput[m] * k)))
         memory.append(math.ceil(graph.bytes_total[op] / bytes_per_cycle))
         duration.append(config.latency[m] + max(compute[op], memory[op]))
 
@@ -163,51 +164,39 @@ def schedule_one(graph: Graph, config: Config) -> OneSchedule:
     )
 
 
-def schedule_configs_k(
-    pred_ptr: np.ndarray,
-    pred_idx: np.ndarray,
-    succ_ptr: np.ndarray,
-    succ_idx: np.ndarray,
-    topo: np.ndarray,
-    op_module: np.ndarray,
-    flops: np.ndarray,
-    bytes_total: np.ndarray,
-    module_count: np.ndarray,
-    module_instances: np.ndarray,
-    module_throughput: np.ndarray,
-    module_latency: np.ndarray,
-    module_power_uw: np.ndarray,
-    frequency_mhz: np.ndarray,
-    dram_bandwidth_gbps: np.ndarray,
-    dram_pj_per_byte: np.ndarray,
-    keep_ops: bool,
+def schedule_configs(
+    graph: Dag, ops: OpArrays, configs: ConfigArrays, keep_ops: bool = False
 ) -> ScheduleResult:
-    """Same arguments and result as the kernel's `schedule_configs_k`, one config at a time."""
-    n = len(op_module)
-    pred_ptr, succ_ptr = list(pred_ptr), list(succ_ptr)
-    graph = Graph(
-        preds=[[int(p) for p in pred_idx[pred_ptr[op] : pred_ptr[op + 1]]] for op in range(n)],
-        succs=[[int(s) for s in succ_idx[succ_ptr[op] : succ_ptr[op + 1]]] for op in range(n)],
-        topo=np.asarray(topo).tolist(),
-        op_module=np.asarray(op_module).tolist(),
-        flops=np.asarray(flops, np.float64).tolist(),
-        bytes_total=np.asarray(bytes_total, np.float64).tolist(),
+    """Same arguments and result as the kernel's `schedule_configs`, one config at a time."""
+    n = len(ops.module)
+    pred_ptr, succ_ptr = list(graph.pred_ptr), list(graph.succ_ptr)
+    one_graph = Graph(
+        preds=[
+            [int(p) for p in graph.pred_idx[pred_ptr[op] : pred_ptr[op + 1]]] for op in range(n)
+        ],
+        succs=[
+            [int(s) for s in graph.succ_idx[succ_ptr[op] : succ_ptr[op + 1]]] for op in range(n)
+        ],
+        topo=np.asarray(graph.topo).tolist(),
+        op_module=np.asarray(ops.module).tolist(),
+        work=np.asarray(ops.work, np.float64).tolist(),
+        bytes_total=np.asarray(ops.bytes_total, np.float64).tolist(),
     )
     schedules = [
         schedule_one(
-            graph,
+            one_graph,
             Config(
-                count=np.asarray(module_count[c]).tolist(),
-                instances=np.asarray(module_instances[c]).tolist(),
-                throughput=np.asarray(module_throughput[c], np.float64).tolist(),
-                latency=np.asarray(module_latency[c]).tolist(),
-                power_uw=np.asarray(module_power_uw[c], np.float64).tolist(),
-                frequency_mhz=float(frequency_mhz[c]),
-                dram_bandwidth_gbps=float(dram_bandwidth_gbps[c]),
-                dram_pj_per_byte=float(dram_pj_per_byte[c]),
+                count=np.asarray(configs.count[c]).tolist(),
+                instances=np.asarray(configs.instances[c]).tolist(),
+                throughput=np.asarray(configs.throughput[c], np.float64).tolist(),
+                latency=np.asarray(configs.latency[c]).tolist(),
+                power_uw=np.asarray(configs.power_uw[c], np.float64).tolist(),
+                frequency_mhz=float(configs.frequency_mhz[c]),
+                dram_bandwidth_gbps=float(configs.dram_bandwidth_gbps[c]),
+                dram_pj_per_byte=float(configs.dram_pj_per_byte[c]),
             ),
         )
-        for c in range(len(frequency_mhz))
+        for c in range(len(configs.frequency_mhz))
     ]
     kept = schedules if keep_ops else []
 
@@ -228,46 +217,4 @@ def schedule_configs_k(
         instances=per_op("instances", np.int64),
         first_instance=per_op("first_instance", np.int64),
         energy_op=per_op("energy_j", np.float64),
-    )
-
-
-def schedule_configs(
-    pred_ptr: np.ndarray,
-    pred_idx: np.ndarray,
-    succ_ptr: np.ndarray,
-    succ_idx: np.ndarray,
-    topo: np.ndarray,
-    op_module: np.ndarray,
-    flops: np.ndarray,
-    bytes_total: np.ndarray,
-    module_count: np.ndarray,
-    module_throughput: np.ndarray,
-    module_latency: np.ndarray,
-    module_power_uw: np.ndarray,
-    frequency_mhz: np.ndarray,
-    dram_bandwidth_gbps: np.ndarray,
-    dram_pj_per_byte: np.ndarray,
-    split: bool,
-    keep_ops: bool,
-) -> ScheduleResult:
-    """Same arguments and result as the kernel's `schedule_configs`, one config at a time."""
-    module_count = np.asarray(module_count)
-    return schedule_configs_k(
-        pred_ptr,
-        pred_idx,
-        succ_ptr,
-        succ_idx,
-        topo,
-        op_module,
-        flops,
-        bytes_total,
-        module_count,
-        module_count if split else np.ones_like(module_count),
-        module_throughput,
-        module_latency,
-        module_power_uw,
-        frequency_mhz,
-        dram_bandwidth_gbps,
-        dram_pj_per_byte,
-        keep_ops,
     )

@@ -15,7 +15,13 @@ stores and altair draws the charts.
 from nerframe.analysis import Analysis, analyze
 from nerframe.builtin_pipelines import pipeline, pipelines
 from nerframe.costing import costs
-from nerframe.errors import NerframeError, UnmappedError
+from nerframe.errors import (
+    CycleError,
+    InvalidInputError,
+    NerframeError,
+    StoreError,
+    UnmappedError,
+)
 from nerframe.graphs import Graph, expand, graph, read_graph
 from nerframe.hardware import Accelerator, accelerator, accelerators
 from nerframe.ops import operators
@@ -30,9 +36,12 @@ from nerframe.trace import TracedGraph, trace_graph
 __all__ = [
     "Accelerator",
     "Analysis",
+    "CycleError",
     "Graph",
+    "InvalidInputError",
     "NerframeError",
     "Schedule",
+    "StoreError",
     "System",
     "TracedGraph",
     "UnmappedError",

@@ -2,9 +2,11 @@
 
 Every error that bad input can cause (an unknown op type, an invalid value, a
 cyclic graph, a malformed accelerator file, an unmapped operator, an unreadable
-store) raises `NerframeError` (or its `UnmappedError`) with a message that
-names the culprit, and suggests the closest valid name where there is one. The
-CLI prints it as a single ``error: …`` line.
+store) raises a `NerframeError` with a message that names the culprit, and
+suggests the closest valid name where there is one. The CLI prints it as a single
+``error: …`` line. Like polars' exceptions they form a small hierarchy, so callers
+can catch one kind: `InvalidInputError` (with `CycleError`), `UnmappedError` and
+`StoreError`, each carrying the culprit as an attribute.
 
 >>> import nerframe
 >>> try:
@@ -33,12 +35,70 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str:
 
 
 class NerframeError(ValueError):
-    """Bad input: the message names what is wrong and where."""
+    """Bad input: the message names what is wrong and where.
+
+    The root of nerframe's errors (a `ValueError`); `culprit` names the
+    offending value, field, file or op where one can be singled out, else None.
+
+    >>> NerframeError("frame_pixels must be >= 1, got 0", "frame_pixels").culprit
+    'frame_pixels'
+    """
+
+    def __init__(self, message: str, culprit: str | None = None) -> None:
+        super().__init__(message)
+        self.culprit = culprit
+
+
+class InvalidInputError(NerframeError):
+    """A value, field or argument out of range, of the wrong type or unknown.
+
+    >>> issubclass(InvalidInputError, NerframeError)
+    True
+    """
+
+
+class CycleError(InvalidInputError):
+    """The data edges of a graph are cyclic.
+
+    `cycle` lists the op ids on one cycle in edge order, starting from the smallest.
+
+    >>> e = CycleError([1, 2])
+    >>> e.cycle, str(e)
+    ([1, 2], 'data edges form a cycle: 1 -> 2 -> 1')
+    """
+
+    def __init__(self, cycle: list[int], message: str | None = None) -> None:
+        path = " -> ".join(str(op) for op in [*cycle, cycle[0]])
+        super().__init__(message or f"data edges form a cycle: {path}", str(cycle[0]))
+        self.cycle = cycle
 
 
 class UnmappedError(NerframeError):
     """An accelerator has no module for some op types of a graph.
 
-    In batch use (a pipeline × accelerator matrix) the pair gets status
-    ``unmapped`` with this message instead of failing the whole run.
+    `op_types` lists them and `accelerator` names the accelerator. In batch use
+    (a pipeline × accelerator matrix) the pair gets status ``unmapped`` with this
+    message instead of failing the whole run.
+
+    >>> UnmappedError("no module", ["MLP"], "neurex").op_types
+    ['MLP']
     """
+
+    def __init__(self, message: str, op_types: list[str], accelerator: str) -> None:
+        super().__init__(message, accelerator)
+        self.op_types = op_types
+        self.accelerator = accelerator
+
+
+class StoreError(NerframeError):
+    """A result store (folder) that cannot be read, written, locked or replaced.
+
+    `path` is the store's folder.
+
+    >>> StoreError("not a store", "out").path
+    'out'
+    """
+
+    def __init__(self, message: str, path: str) -> None:
+        super().__init__(message, path)
+        self.path = path

@@ -19,7 +19,8 @@ import numpy as np
 import polars as pl
 import yaml
 
-from nerframe.errors import NerframeError
+from nerframe.errors import CycleError, NerframeError
+from nerframe.kernels.dag import Dag, dag
 from nerframe.ops import operators
 from nerframe.schemas import EDGE_KIND, EDGES
 from nerframe.taxonomy import op_types
@@ -107,17 +108,31 @@ def graph(
 
 
 def topological_order(g: Graph) -> np.ndarray:
-    """Op ids in a topological order of the data edges; a cycle is a `NerframeError`."""
-    from nerframe.kernels.schedule import CycleError
-    from nerframe.kernels.schedule import topological_order as order
+    """Op ids in a topological order of the data edges; a cycle is a `nerframe.CycleError`.
 
+    >>> import nerframe
+    >>> topological_order(nerframe.pipeline("neurex")).tolist()
+    [0, 1, 2, 3, 4]
+    """
+    return dag_of(g).topo
+
+
+def dag_of(g: Graph) -> Dag:
+    """The data edges of `g` as CSR arrays and a topological order (`kernels.dag.Dag`).
+
+    A cycle raises `nerframe.CycleError` naming the ops on it with their types.
+
+    >>> import nerframe
+    >>> dag_of(nerframe.pipeline("neurex")).succ_idx.tolist()
+    [1, 2, 3, 4]
+    """
     src, dst = g.data_edges()
     try:
-        return order(g.ops.height, src, dst)
+        return dag(g.ops.height, src, dst)
     except CycleError as e:
         names = g.ops["op_type"].to_list()
         shown = " -> ".join(f"{i} ({names[i]})" for i in [*e.cycle, e.cycle[0]])
-        raise NerframeError(f"graph {g.name!r}: data edges form a cycle: {shown}") from None
+        raise CycleError(e.cycle, f"graph {g.name!r}: data edges form a cycle: {shown}") from None
 
 
 def expand(g: Graph) -> Graph:

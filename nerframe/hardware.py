@@ -306,7 +306,7 @@ def map_operators(
     # a backward row only adds a "(B)" key to the rules, so naming the op type suffices
     unmapped = list(dict.fromkeys(t for (t, _), i in zip(pairs, found, strict=True) if i is None))
     if unmapped:
-        raise UnmappedError(_unmapped_message(unmapped, accel))
+        raise UnmappedError(_unmapped_message(unmapped, accel), unmapped, accel.name)
     lookup = keys.with_columns(pl.Series("module", found, dtype=pl.Int64))
     mapped = rows.join(lookup, on=["op_type", "backward"], how="left", maintain_order="left")
     return mapped["module"].to_numpy()

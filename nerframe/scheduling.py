@@ -22,9 +22,10 @@ import polars as pl
 
 from nerframe.costing import costs
 from nerframe.errors import NerframeError
-from nerframe.graphs import Graph, topological_order
+from nerframe.graphs import Graph, dag_of
 from nerframe.hardware import Accelerator, accelerator, map_operators
-from nerframe.kernels.schedule import ScheduleResult, csr, schedule_configs
+from nerframe.kernels.dag import Dag
+from nerframe.kernels.schedule import ConfigArrays, OpArrays, ScheduleResult, schedule_configs
 from nerframe.schemas import SCHEDULE, SUMMARY
 
 PARALLELISM = ("split", "instance")
@@ -82,8 +83,7 @@ class Mapped:
 
     costs: pl.DataFrame
     module: np.ndarray
-    csr: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
-    order: np.ndarray
+    dag: Dag
 
     @classmethod
     def of(cls, graph: Graph, accel: Accelerator) -> Mapped:
@@ -93,27 +93,30 @@ class Mapped:
         """
         table = costs(graph.ops)
         module = map_operators(table["op_type"], table["backward"], accel)
-        src, dst = graph.data_edges()
-        return cls(table, module, csr(graph.ops.height, src, dst), topological_order(graph))
+        return cls(table, module, dag_of(graph))
 
     def run(self, configs: Configurations, parallelism: str, keep_ops: bool) -> ScheduleResult:
         """List-schedule one batch on every configuration."""
         if parallelism not in PARALLELISM:
             raise NerframeError(f"unknown parallelism {parallelism!r}; choose split or instance")
+        count = configs.module_count
         return schedule_configs(
-            *self.csr,
-            self.order,
-            self.module,
-            self.costs["flops"].to_numpy(),
-            self.costs["bytes_total"].to_numpy(),
-            module_count=configs.module_count,
-            module_throughput=configs.module_throughput,
-            module_latency=configs.module_latency,
-            module_power_uw=configs.module_power_uw,
-            frequency_mhz=configs.frequency_mhz,
-            dram_bandwidth_gbps=configs.dram_bandwidth_gbps,
-            dram_pj_per_byte=configs.dram_pj_per_byte,
-            split=parallelism == "split",
+            self.dag,
+            OpArrays(
+                self.module,
+                self.costs["flops"].to_numpy(),
+                self.costs["bytes_total"].to_numpy(),
+            ),
+            ConfigArrays(
+                count=count,
+                instances=count if parallelism == "split" else np.ones_like(count),
+                throughput=configs.module_throughput,
+                latency=configs.module_latency,
+                power_uw=configs.module_power_uw,
+                frequency_mhz=configs.frequency_mhz,
+                dram_bandwidth_gbps=configs.dram_bandwidth_gbps,
+                dram_pj_per_byte=configs.dram_pj_per_byte,
+            ),
             keep_ops=keep_ops,
         )
 

@@ -13,15 +13,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from nerframe.errors import CycleError, InvalidInputError
 from nerframe.kernels import reference_schedule as ref
-from nerframe.kernels.schedule import (
-    CycleError,
-    ScheduleResult,
-    csr,
-    schedule_configs,
-    schedule_configs_k,
-    topological_order,
-)
+from nerframe.kernels.dag import Dag, csr, topological_order
+from nerframe.kernels.schedule import ConfigArrays, OpArrays, ScheduleResult, schedule_configs
 
 PROPERTY = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -29,11 +24,33 @@ PROPERTY = settings(max_examples=30, deadline=None, suppress_health_check=[Healt
 # ------------------------------------------------------------------------ builders
 
 
-def graph_arrays(n: int, edges: list[tuple[int, int]]) -> tuple[np.ndarray, ...]:
-    """CSR arrays and topological order of n ops and `edges`."""
+def inputs(p: dict, split: bool | None = None) -> tuple[Dag, OpArrays, ConfigArrays]:
+    """The kernel's three argument tuples from one flat dict of field -> array.
+
+    With `split` given, ``instances`` is derived from ``count`` (split: every
+    instance; else one); otherwise `p` must hold ``instances``.
+    """
+    if split is not None:
+        p = p | {"instances": p["count"] if split else np.ones_like(p["count"])}
+    return (
+        Dag(*(p[f] for f in Dag._fields)),
+        OpArrays(*(p[f] for f in OpArrays._fields)),
+        ConfigArrays(*(p[f] for f in ConfigArrays._fields)),
+    )
+
+
+def run(p: dict, split: bool | None = None, keep_ops: bool = True) -> ScheduleResult:
+    return schedule_configs(*inputs(p, split), keep_ops=keep_ops)
+
+
+def run_ref(p: dict, split: bool | None = None, keep_ops: bool = True) -> ScheduleResult:
+    return ref.schedule_configs(*inputs(p, split), keep_ops=keep_ops)
+
+
+def graph_fields(n: int, edges: list[tuple[int, int]]) -> dict:
     src = np.array([e[0] for e in edges], np.int64)
     dst = np.array([e[1] for e in edges], np.int64)
-    return (*csr(n, src, dst), topological_order(n, src, dst))
+    return dict(zip(Dag._fields, (*csr(n, src, dst), topological_order(n, src, dst)), strict=True))
 
 
 def one_config(
@@ -56,27 +73,23 @@ def one_config(
     an op's duration is its FLOPs divided by its instances, rounded up.
     """
     m = len(count)
-    args = (
-        *graph_arrays(n, edges),
-        np.array(op_module, np.int64),
-        np.array(flops, np.float64),
-        np.array(bytes_total if bytes_total is not None else [0.0] * n),
-        np.array([count], np.int64),
-    )
-    rest = (
-        np.array([throughput if throughput is not None else [1.0] * m]),
-        np.array([latency if latency is not None else [0] * m], np.int64),
-        np.array([power_uw if power_uw is not None else [1e6] * m]),
-        np.array([1000.0]),
-        np.array([1.0]),
-        np.array([10.0]),
-    )
+    p = graph_fields(n, edges) | {
+        "module": np.array(op_module, np.int64),
+        "work": np.array(flops, np.float64),
+        "bytes_total": np.array(bytes_total if bytes_total is not None else [0.0] * n),
+        "count": np.array([count], np.int64),
+        "throughput": np.array([throughput if throughput is not None else [1.0] * m]),
+        "latency": np.array([latency if latency is not None else [0] * m], np.int64),
+        "power_uw": np.array([power_uw if power_uw is not None else [1e6] * m]),
+        "frequency_mhz": np.array([1000.0]),
+        "dram_bandwidth_gbps": np.array([1.0]),
+        "dram_pj_per_byte": np.array([10.0]),
+    }
     if instances is not None:
-        kernel = schedule_configs_k(*args, np.array([instances], np.int64), *rest, True)
-        expected = ref.schedule_configs_k(*args, np.array([instances], np.int64), *rest, True)
+        p["instances"] = np.array([instances], np.int64)
+        kernel, expected = run(p), run_ref(p)
     else:
-        kernel = schedule_configs(*args, *rest, split, True)
-        expected = ref.schedule_configs(*args, *rest, split, True)
+        kernel, expected = run(p, split), run_ref(p, split)
     assert_same(kernel, expected)
     return kernel
 
@@ -248,23 +261,26 @@ def test_zero_duration_op_still_waits_for_its_predecessors() -> None:
     assert r.makespan.tolist() == [8]
 
 
+def small_batch(n: int, edges: list[tuple[int, int]], configs: int) -> dict:
+    return graph_fields(n, edges) | {
+        "module": np.zeros(n, np.int64),
+        "work": np.arange(5.0, 5.0 + n),
+        "bytes_total": np.zeros(n),
+        "count": np.arange(1, configs + 1).reshape(configs, 1),
+        "throughput": np.ones((configs, 1)),
+        "latency": np.zeros((configs, 1), np.int64),
+        "power_uw": np.ones((configs, 1)),
+        "frequency_mhz": np.full(configs, 100.0),
+        "dram_bandwidth_gbps": np.full(configs, 1.0),
+        "dram_pj_per_byte": np.full(configs, 1.0),
+    }
+
+
 def test_keep_ops_false_returns_empty_per_op_arrays() -> None:
-    n, edges = 3, [(0, 1), (1, 2)]
-    args = (
-        *graph_arrays(n, edges),
-        np.zeros(n, np.int64),
-        np.array([5.0, 6.0, 7.0]),
-        np.zeros(n),
-        np.array([[1], [2]]),
-        np.ones((2, 1)),
-        np.zeros((2, 1), np.int64),
-        np.ones((2, 1)),
-        np.full(2, 100.0),
-        np.full(2, 1.0),
-        np.full(2, 1.0),
-    )
-    kept = schedule_configs(*args, True, True)
-    lean = schedule_configs(*args, True, False)
+    n = 3
+    p = small_batch(n, [(0, 1), (1, 2)], configs=2)
+    kept = run(p, split=True, keep_ops=True)
+    lean = run(p, split=True, keep_ops=False)
     for field in ("makespan", "interval", "bottleneck", "energy_j"):
         assert np.array_equal(getattr(kept, field), getattr(lean, field))
     assert lean.start.shape == (0, n) and lean.energy_op.shape == (0, n)
@@ -272,18 +288,10 @@ def test_keep_ops_false_returns_empty_per_op_arrays() -> None:
 
 
 def test_empty_graph_and_empty_batch() -> None:
-    empty = schedule_configs(
-        *graph_arrays(0, []), np.zeros(0, np.int64), np.zeros(0), np.zeros(0),
-        np.ones((2, 1), np.int64), np.ones((2, 1)), np.zeros((2, 1), np.int64),
-        np.ones((2, 1)), np.ones(2), np.ones(2), np.ones(2), True, True,
-    )  # fmt: skip
+    empty = run(small_batch(0, [], configs=2), split=True)
     assert empty.makespan.tolist() == [0, 0] and empty.energy_j.tolist() == [0.0, 0.0]
     assert empty.start.shape == (2, 0)
-    none = schedule_configs(
-        *graph_arrays(1, []), np.zeros(1, np.int64), np.ones(1), np.ones(1),
-        np.ones((0, 1), np.int64), np.ones((0, 1)), np.zeros((0, 1), np.int64),
-        np.ones((0, 1)), np.ones(0), np.ones(0), np.ones(0), False, True,
-    )  # fmt: skip
+    none = run(small_batch(1, [], configs=0), split=False)
     assert none.makespan.shape == (0,) and none.start.shape == (0, 1)
 
 
@@ -323,67 +331,81 @@ def test_cycle_error_names_the_ops_on_the_cycle_only() -> None:
 
 
 def valid_args() -> dict:
-    pred_ptr, pred_idx, succ_ptr, succ_idx, topo = graph_arrays(3, [(0, 1), (1, 2)])
-    return {
-        "pred_ptr": pred_ptr,
-        "pred_idx": pred_idx,
-        "succ_ptr": succ_ptr,
-        "succ_idx": succ_idx,
-        "topo": topo,
-        "op_module": np.array([0, 1, 0]),
-        "flops": np.array([1.0, 2.0, 3.0]),
+    return graph_fields(3, [(0, 1), (1, 2)]) | {
+        "module": np.array([0, 1, 0]),
+        "work": np.array([1.0, 2.0, 3.0]),
         "bytes_total": np.array([1.0, 2.0, 3.0]),
-        "module_count": np.array([[1, 2]]),
-        "module_throughput": np.array([[1.0, 2.0]]),
-        "module_latency": np.array([[0, 1]]),
-        "module_power_uw": np.array([[1.0, 2.0]]),
+        "count": np.array([[1, 2]]),
+        "instances": np.array([[1, 2]]),
+        "throughput": np.array([[1.0, 2.0]]),
+        "latency": np.array([[0, 1]]),
+        "power_uw": np.array([[1.0, 2.0]]),
         "frequency_mhz": np.array([100.0]),
         "dram_bandwidth_gbps": np.array([1.0]),
         "dram_pj_per_byte": np.array([1.0]),
-        "split": True,
-        "keep_ops": False,
     }
 
 
 @pytest.mark.parametrize(
     ("field", "value", "message"),
     [
-        ("module_count", np.array([[1, 0]]), "module_count of configuration 0 must be >= 1, got 0"),
-        ("module_count", np.array([1, 2]), "module_count must have shape"),
-        (
-            "module_throughput",
-            np.array([[1.0, 0.0]]),
-            "module_throughput of configuration 0 must be > 0",
-        ),
-        ("module_latency", np.array([[0, 1, 2]]), "module_latency must have shape"),
-        ("module_latency", np.array([[0.0, 1.5]]), "module_latency must hold integers"),
+        ("count", np.array([[1, 0]]), "count of configuration 0 must be >= 1, got 0"),
+        ("count", np.array([1, 2]), "count must have shape"),
+        ("count", np.array([[1, 2**40]]), "count of configuration 0 must be <= 1048576"),
+        ("throughput", np.array([[1.0, 0.0]]), "throughput of configuration 0 must be > 0"),
+        ("latency", np.array([[0, 1, 2]]), "latency must have shape"),
+        ("latency", np.array([[0.0, 1.5]]), "latency must hold integers"),
         ("frequency_mhz", np.array([100.0, 200.0]), "frequency_mhz must have shape"),
         (
             "dram_bandwidth_gbps",
             np.array([np.nan]),
             "dram_bandwidth_gbps of configuration 0 must be finite",
         ),
-        ("flops", np.array([1.0, -2.0, 3.0]), "flops must be >= 0"),
-        ("op_module", np.array([0, 2, 0]), "op_module names a module outside"),
+        ("work", np.array([1.0, -2.0, 3.0]), "work must be >= 0"),
+        ("module", np.array([0, 2, 0]), "module names a module outside"),
         ("topo", np.array([2, 1, 0]), "not a topological order"),
         ("topo", np.array([0, 1, 1]), "permutation"),
         ("pred_idx", np.array([1, 0]), "describe different edges"),
         ("succ_ptr", np.array([0, 1, 1, 2]), "describe different edges"),
         ("pred_ptr", np.array([0, 1, 2]), "pred_ptr must have shape"),
-        ("flops", np.array([1e300, 1.0, 1.0]), "exceed the exact range"),
+        ("instances", np.array([[1, 3]]), "instances of configuration 0 exceed count"),
     ],
 )
-def test_bad_input_raises_value_error(field: str, value: np.ndarray, message: str) -> None:
-    args = valid_args() | {field: value}
-    with pytest.raises(ValueError, match=message):
-        schedule_configs(**args)
+def test_bad_input_raises_invalid_input_error(field: str, value: np.ndarray, message: str) -> None:
+    with pytest.raises(InvalidInputError, match=message) as err:
+        run(valid_args() | {field: value})
+    # Disagreeing CSR arrays are reported against the predecessors.
+    assert err.value.culprit == ("pred_idx" if "different edges" in message else field)
+
+
+@pytest.mark.parametrize(
+    ("field", "where", "value", "message"),
+    [
+        # Op 2 (3 units of work on module 0) at 1e-300 units per cycle.
+        ("throughput", (0, 0), 1e-300, "op 2 on module 0 of configuration 0 may take up to 3e"),
+        # Latency alone beyond 2**53 / 3 ops.
+        ("latency", (0, 1), 2**52, "op 1 on module 1 of configuration 0 may take up to 4.5e"),
+        # 3 bytes at 1e-20 GB/s and 100 MHz: op 2 is the largest on module 0.
+        ("dram_bandwidth_gbps", 0, 1e-20, "op 2 on module 0 of configuration 0"),
+    ],
+)
+def test_durations_beyond_exact_range_name_the_op_and_module(
+    field: str, where: tuple | int, value: float, message: str
+) -> None:
+    p = valid_args()
+    p[field] = p[field].astype(type(value))
+    p[field][where] = value
+    with pytest.raises(InvalidInputError, match=message) as err:
+        run(p)
+    assert "beyond the exact range" in str(err.value)
 
 
 PER_CONFIG = (
-    "module_count",
-    "module_throughput",
-    "module_latency",
-    "module_power_uw",
+    "count",
+    "instances",
+    "throughput",
+    "latency",
+    "power_uw",
     "frequency_mhz",
     "dram_bandwidth_gbps",
     "dram_pj_per_byte",
@@ -393,28 +415,23 @@ PER_CONFIG = (
 @pytest.mark.parametrize(
     ("field", "where", "value", "message"),
     [
-        ("module_latency", (2, 1), -1, "module_latency of configuration 2 must be >= 0, got -1"),
-        ("module_power_uw", (1, 0), np.inf, "module_power_uw of configuration 1 must be finite"),
+        ("latency", (2, 1), -1, "latency of configuration 2 must be >= 0, got -1"),
+        ("power_uw", (1, 0), np.inf, "power_uw of configuration 1 must be finite"),
         ("frequency_mhz", 3, 0.0, "frequency_mhz of configuration 3 must be > 0, got 0.0"),
         ("dram_pj_per_byte", 1, -1.0, "dram_pj_per_byte of configuration 1 must be >= 0"),
     ],
 )
+@pytest.mark.parametrize("configs", [4, 40_000])
 def test_bad_value_names_its_configuration(
-    field: str, where: tuple | int, value: float, message: str
+    field: str, where: tuple | int, value: float, message: str, configs: int
 ) -> None:
+    # 40,000 configurations take the parallel path, 4 the serial one.
     args = valid_args()
     for name in PER_CONFIG:
-        args[name] = np.repeat(args[name], 4, axis=0)
+        args[name] = np.repeat(args[name], configs, axis=0)
     args[field][where] = value
-    with pytest.raises(ValueError, match=message):
-        schedule_configs(**args)
-
-
-def test_instances_above_count_rejected() -> None:
-    args = valid_args()
-    del args["split"]
-    with pytest.raises(ValueError, match="module_instances of configuration 0 exceed module_count"):
-        schedule_configs_k(**args, module_instances=np.array([[1, 3]]))
+    with pytest.raises(InvalidInputError, match=message):
+        run(args)
 
 
 # ------------------------------------------------------------------ property tests
@@ -435,49 +452,39 @@ def random_dag(rng: np.random.Generator, n: int, max_preds: int) -> tuple[np.nda
 def random_problem(seed: int, n: int, n_modules: int, n_configs: int, max_count: int) -> dict:
     rng = np.random.default_rng(seed)
     src, dst = random_dag(rng, n, max_preds=3)
-    pred_ptr, pred_idx, succ_ptr, succ_idx = csr(n, src, dst)
     shape = (n_configs, n_modules)
     # Zeros in flops, bytes and latency produce zero-duration ops and rank ties.
     flops = rng.choice([0.0, 1.0, 7.0, 64.0, 1e3, 123456.0], size=n) * rng.integers(0, 4, n)
     bytes_total = rng.choice([0.0, 3.0, 100.0, 5e4], size=n)
-    return {
+    return graph_fields(n, list(zip(src.tolist(), dst.tolist(), strict=True))) | {
         "src": src,
         "dst": dst,
-        "pred_ptr": pred_ptr,
-        "pred_idx": pred_idx,
-        "succ_ptr": succ_ptr,
-        "succ_idx": succ_idx,
-        "topo": topological_order(n, src, dst),
-        "op_module": rng.integers(0, n_modules, n),
-        "flops": flops,
+        "module": rng.integers(0, n_modules, n),
+        "work": flops,
         "bytes_total": bytes_total,
-        "module_count": rng.integers(1, max_count + 1, shape),
-        "module_throughput": rng.uniform(0.5, 300.0, shape),
-        "module_latency": rng.integers(0, 4, shape),
-        "module_power_uw": rng.uniform(0.0, 5e4, shape),
+        "count": rng.integers(1, max_count + 1, shape),
+        "throughput": rng.uniform(0.5, 300.0, shape),
+        "latency": rng.integers(0, 4, shape),
+        "power_uw": rng.uniform(0.0, 5e4, shape),
         "frequency_mhz": rng.uniform(200.0, 2000.0, n_configs),
         "dram_bandwidth_gbps": rng.uniform(1.0, 1000.0, n_configs),
         "dram_pj_per_byte": rng.uniform(0.0, 30.0, n_configs),
     }
 
 
-def kernel_args(p: dict) -> dict:
-    return {k: v for k, v in p.items() if k not in ("src", "dst")}
-
-
 def check_invariants(p: dict, r: ScheduleResult) -> None:
     """Precedence, capacity and the derived figures of every configuration."""
-    n = len(p["op_module"])
-    modules = p["op_module"]
+    n = len(p["module"])
+    modules = p["module"]
     for c in range(r.makespan.shape[0]):
         start, end, dur, k = r.start[c], r.end[c], r.duration[c], r.instances[c]
-        count = p["module_count"][c]
+        count = p["count"][c]
         # Every op is placed exactly once: the kernel writes `duration` only when it
         # places an op (so an unplaced op fails the duration formula below), and the
         # interval, recomputed below from one duration per op, counts every placement.
         assert (start >= 0).all() and np.array_equal(end - start, dur)
         longer = np.maximum(r.compute_cycles[c], r.memory_cycles[c])
-        assert np.array_equal(dur, p["module_latency"][c][modules] + longer)
+        assert np.array_equal(dur, p["latency"][c][modules] + longer)
         # No op starts before any of its predecessors ends.
         assert (start[p["dst"]] >= end[p["src"]]).all()
         assert r.makespan[c] == (end.max() if n else 0)
@@ -520,10 +527,10 @@ def test_kernel_equals_reference_on_random_dags(
     seed: int, n: int, n_modules: int, n_configs: int, max_count: int, split: bool
 ) -> None:
     p = random_problem(seed, n, n_modules, n_configs, max_count)
-    kernel = schedule_configs(**kernel_args(p), split=split, keep_ops=True)
-    assert_same(kernel, ref.schedule_configs(**kernel_args(p), split=split, keep_ops=True))
+    kernel = run(p, split)
+    assert_same(kernel, run_ref(p, split))
     check_invariants(p, kernel)
-    lean = schedule_configs(**kernel_args(p), split=split, keep_ops=False)
+    lean = run(p, split, keep_ops=False)
     for field in ("makespan", "interval", "bottleneck", "energy_j"):
         assert np.array_equal(getattr(lean, field), getattr(kernel, field))
 
@@ -540,10 +547,9 @@ def test_kernel_equals_reference_with_k_of_count_instances(
 ) -> None:
     p = random_problem(seed, n, n_modules, n_configs, max_count=6)
     rng = np.random.default_rng(seed + 1)
-    k = (rng.uniform(size=p["module_count"].shape) * p["module_count"]).astype(np.int64) + 1
-    args = kernel_args(p) | {"module_instances": k, "keep_ops": True}
-    kernel = schedule_configs_k(**args)
-    assert_same(kernel, ref.schedule_configs_k(**args))
+    p["instances"] = (rng.uniform(size=p["count"].shape) * p["count"]).astype(np.int64) + 1
+    kernel = run(p)
+    assert_same(kernel, run_ref(p))
     check_invariants(p, kernel)
 
 
@@ -555,8 +561,8 @@ def test_kernel_equals_reference_with_k_of_count_instances(
 )
 def test_kernel_equals_reference_on_large_dags(seed: int, n: int, split: bool) -> None:
     p = random_problem(seed, n, n_modules=4, n_configs=2, max_count=8)
-    kernel = schedule_configs(**kernel_args(p), split=split, keep_ops=True)
-    assert_same(kernel, ref.schedule_configs(**kernel_args(p), split=split, keep_ops=True))
+    kernel = run(p, split)
+    assert_same(kernel, run_ref(p, split))
     check_invariants(p, kernel)
 
 
@@ -565,12 +571,12 @@ def test_kernel_equals_reference_on_large_dags(seed: int, n: int, split: bool) -
 def test_same_input_gives_same_output(seed: int, split: bool) -> None:
     # Also across thread counts: configurations are chunked per thread.
     p = random_problem(seed, 40, n_modules=3, n_configs=50, max_count=4)
-    first = schedule_configs(**kernel_args(p), split=split, keep_ops=True)
-    assert_same(first, schedule_configs(**kernel_args(p), split=split, keep_ops=True))
+    first = run(p, split)
+    assert_same(first, run(p, split))
     threads = numba.get_num_threads()
     numba.set_num_threads(1)
     try:
-        assert_same(first, schedule_configs(**kernel_args(p), split=split, keep_ops=True))
+        assert_same(first, run(p, split))
     finally:
         numba.set_num_threads(threads)
 

@@ -1,0 +1,41 @@
+"""Altair charts of nerframe tables, and their offline export.
+
+Every chart function takes polars tables with the columns of `nerframe.schemas`
+and returns an altair chart. Tables are aggregated with polars before they are
+embedded, so a chart never carries more than `MAX_ROWS` rows per dataset however
+large its input: when the exact rows do not fit, operators are merged into
+coarser groups (the tooltip then says how many ops a mark stands for).
+`save_chart` writes PNG, SVG or self-contained HTML through vl-convert, without
+any network access, using the Liberation Sans font vl-convert ships with.
+One module per chart, plus the shared look (`theme`), table preparation
+(`tables`) and export (`export`).
+
+>>> import polars as pl
+>>> summary = pl.DataFrame({"graph": ["nerf"], "accelerator": ["npu"], "status": ["ok"],
+...                         "fps": [30.0], "energy_per_frame_j": [0.002]})
+>>> spec = matrix_chart(summary).to_dict()
+>>> [panel["title"] for panel in spec["hconcat"]]
+['frames per second', 'energy per frame (J)']
+"""
+
+from nerframe.charts.breakdown import breakdown_chart
+from nerframe.charts.dataflow import graph_chart
+from nerframe.charts.export import save_chart
+from nerframe.charts.gantt import gantt_chart
+from nerframe.charts.matrix import matrix_chart
+from nerframe.charts.roofline_plot import roofline_chart
+from nerframe.charts.tables import MAX_ROWS
+from nerframe.charts.theme import CONFIG, VL_VERSION, Chart
+
+__all__ = [
+    "CONFIG",
+    "MAX_ROWS",
+    "VL_VERSION",
+    "Chart",
+    "breakdown_chart",
+    "gantt_chart",
+    "graph_chart",
+    "matrix_chart",
+    "roofline_chart",
+    "save_chart",
+]

@@ -1,0 +1,175 @@
+"""The operator DAG of one pipeline drawn in layers, data and feedback edges."""
+
+from __future__ import annotations
+
+import altair as alt
+import polars as pl
+
+from nerframe.charts.tables import MAX_ROWS, fitting, one_value, op_label, plain, require
+from nerframe.charts.theme import Chart, category_color
+from nerframe.errors import NerframeError
+
+
+def _layers(ops: pl.DataFrame, data_edges: pl.DataFrame, graph: str) -> pl.DataFrame:
+    """Longest path (in edges) from any source to each op, by relaxation over the edges."""
+    layer = ops.select("op_id", layer=pl.lit(0, pl.Int64))
+    for _ in range(ops.height + 1):
+        pushed = (
+            data_edges.join(layer, left_on="src", right_on="op_id")
+            .group_by("dst")
+            .agg(candidate=pl.col("layer").max() + 1)
+        )
+        relaxed = layer.join(pushed, left_on="op_id", right_on="dst", how="left").select(
+            "op_id", layer=pl.max_horizontal("layer", "candidate")
+        )
+        if relaxed.sort("op_id").equals(layer.sort("op_id")):
+            return relaxed
+        layer = relaxed
+    raise NerframeError(f"graph_chart: the data edges of {graph!r} form a cycle")
+
+
+def graph_chart(ops: pl.DataFrame, edges: pl.DataFrame) -> Chart:
+    """The operator DAG of one pipeline, in layers (layer = longest path from a source
+    over data edges); nodes labelled by op type (``(B)`` for backward), data edges
+    solid, feedback edges dashed."""
+    require(ops, ("graph", "op_id", "op_type", "category", "backward"), "graph_chart")
+    require(edges, ("graph", "src", "dst", "kind"), "graph_chart")
+    if ops.is_empty():
+        raise NerframeError("graph_chart: no ops")
+    graph = one_value(ops, "graph", "graph_chart")
+    edges = edges.filter(pl.col("graph") == graph).with_columns(pl.col("kind").cast(pl.String))
+    known = set(ops["op_id"].to_list())
+    dangling = edges.filter(~pl.col("src").is_in(known) | ~pl.col("dst").is_in(known))
+    if dangling.height:
+        pairs = ", ".join(f"{s}->{d}" for s, d in dangling.select("src", "dst").iter_rows())
+        raise NerframeError(f"graph_chart: edges of {graph!r} name unknown ops: {pairs}")
+    layered = ops.join(
+        _layers(ops, edges.filter(kind="data").select("src", "dst"), graph), on="op_id"
+    ).with_columns(
+        label=pl.format(
+            "{}{}",
+            pl.col("op_type").cast(pl.String),
+            pl.when(pl.col("backward")).then(pl.lit(" (B)")).otherwise(pl.lit("")),
+        )
+    )
+
+    def exact() -> pl.DataFrame:
+        return layered.select(
+            "op_id", "layer", "label", "category", op=op_label(), ops=pl.lit(1, pl.UInt32)
+        )
+
+    def merged() -> pl.DataFrame:
+        # Ops of one type in one layer collapse into a node labelled "MLP ×12".
+        return (
+            layered.group_by("layer", "label", "category")
+            .agg(
+                op_id=pl.col("op_id").min(),
+                members=pl.col("op_id"),
+                ops=pl.len(),
+            )
+            .with_columns(
+                op=pl.format("{} ops", pl.col("ops")),
+                label=pl.format("{} ×{}", pl.col("label"), pl.col("ops")),
+            )
+        )
+
+    nodes = fitting("graph_chart", [exact, merged])
+    # Every op maps to the node that stands for it (itself unless merged).
+    owner = (
+        nodes.select("op_id", member=pl.col("members")).explode("member")
+        if "members" in nodes.columns
+        else nodes.select("op_id", member="op_id")
+    )
+    nodes = (
+        nodes.drop("members", strict=False)
+        .with_columns(
+            row=pl.col("op_id").rank("ordinal").over("layer") - 1,
+            width=pl.len().over("layer"),
+        )
+        .with_columns(y=pl.col("row").cast(pl.Float64) - (pl.col("width") - 1) / 2)
+    )
+    nodes = plain(nodes).sort("layer", "y")
+    position = nodes.select("op_id", "layer", "y")
+    links = (
+        edges.join(owner, left_on="src", right_on="member")
+        .join(owner, left_on="dst", right_on="member", suffix="_dst")
+        .select(src="op_id", dst="op_id_dst", kind="kind")
+        .unique()
+        .sort("src", "dst", "kind")
+        .with_row_index("edge")
+        .join(position, left_on="src", right_on="op_id")
+        .join(position, left_on="dst", right_on="op_id", suffix="_dst")
+    )
+    if 3 * links.height > MAX_ROWS:
+        raise NerframeError(f"graph_chart: {links.height} edges are too many to draw")
+    # Each edge is a curve through its midpoint; edges that skip layers bow upwards and
+    # feedback edges downwards, so neither hides behind the edges between neighbours.
+    dx = (pl.col("layer_dst") - pl.col("layer")).abs().cast(pl.Float64)
+    bow = (
+        pl.when(pl.col("kind") == "feedback")
+        .then(-0.4 * dx - 0.3)
+        .when(dx > 1)
+        .then(0.4 * (dx - 1))
+        .otherwise(0.0)
+    )
+    middle = pl.struct(
+        x=(pl.col("layer") + pl.col("layer_dst")) / 2,
+        y=(pl.col("y") + pl.col("y_dst")) / 2 + bow,
+    )
+    paths = (
+        links.select(
+            "edge",
+            "kind",
+            points=pl.concat_list(
+                pl.struct(x=pl.col("layer").cast(pl.Float64), y="y"),
+                middle,
+                pl.struct(x=pl.col("layer_dst").cast(pl.Float64), y="y_dst"),
+            ),
+        )
+        .explode("points")
+        .with_columns(step=pl.int_range(pl.len()).over("edge"))
+        .unnest("points")
+        .sort("edge", "step")
+    )
+    depth = int(nodes["layer"].max())
+
+    def x(field: str) -> alt.X:
+        return alt.X(f"{field}:Q", axis=None, scale=alt.Scale(domain=[-0.5, depth + 0.5]))
+
+    def y(field: str) -> alt.Y:
+        return alt.Y(f"{field}:Q", axis=None, scale=alt.Scale(zero=False, padding=24))
+
+    edge_layer = (
+        alt.Chart(paths)
+        .mark_line(color="#888888", strokeWidth=1.5, interpolate="basis")
+        .encode(
+            x=x("x"),
+            y=y("y"),
+            detail="edge:N",
+            order="step:Q",
+            strokeDash=alt.StrokeDash(
+                "kind:N",
+                scale=alt.Scale(domain=["data", "feedback"], range=[[1, 0], [6, 4]]),
+                title="edge",
+            ),
+        )
+    )
+    node_layer = alt.Chart(nodes).encode(
+        x=x("layer"),
+        y=y("y"),
+        tooltip=[
+            alt.Tooltip("op:N", title="op"),
+            alt.Tooltip("category:N", title="category"),
+            alt.Tooltip("layer:Q", title="layer"),
+            alt.Tooltip("ops:Q", title="ops in this node"),
+        ],
+    )
+    return alt.layer(
+        edge_layer,
+        node_layer.mark_circle(size=260, opacity=1).encode(color=category_color()),
+        node_layer.mark_text(dy=-16, fontSize=11).encode(text="label:N"),
+    ).properties(
+        width=max(150 * (depth + 1), 300),
+        height=max(60 * int(nodes["width"].max()), 160),
+        title=f"Operator graph of {graph}",
+    )

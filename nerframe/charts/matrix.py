@@ -1,0 +1,71 @@
+"""The pipeline x accelerator heat maps of fps and energy per frame."""
+
+from __future__ import annotations
+
+import altair as alt
+import polars as pl
+
+from nerframe.charts.tables import MAX_ROWS, plain, require
+from nerframe.charts.theme import Chart
+from nerframe.errors import NerframeError
+
+_PANELS = (
+    ("fps", "frames per second", "lightgreyteal"),
+    ("energy_per_frame_j", "energy per frame (J)", "lightorange"),
+)
+
+
+def matrix_chart(summary: pl.DataFrame) -> Chart:
+    """Pipeline × accelerator heat maps of fps and energy per frame; unmapped pairs
+    are grey cells labelled ``unmapped``."""
+    require(
+        summary, ("graph", "accelerator", "status", *(c for c, _, _ in _PANELS)), "matrix_chart"
+    )
+    if summary.height > MAX_ROWS:
+        raise NerframeError(f"matrix_chart: {summary.height} pairs are too many to draw")
+    cells = plain(
+        summary.select("graph", "accelerator", "status", *(c for c, _, _ in _PANELS))
+    ).sort("graph", "accelerator")
+    graphs = cells["graph"].unique().sort().to_list()
+    accels = cells["accelerator"].unique().sort().to_list()
+    panels = []
+    for column, title, scheme in _PANELS:
+        base = alt.Chart(cells).encode(
+            x=alt.X("accelerator:N", sort=accels, title="accelerator"),
+            y=alt.Y("graph:N", sort=graphs, title="pipeline"),
+            tooltip=[
+                alt.Tooltip("graph:N", title="pipeline"),
+                alt.Tooltip("accelerator:N", title="accelerator"),
+                alt.Tooltip("status:N", title="status"),
+                alt.Tooltip("fps:Q", title="fps", format=".4~s"),
+                alt.Tooltip("energy_per_frame_j:Q", title="energy per frame (J)", format=".4~s"),
+            ],
+        )
+        ok = alt.datum.status == "ok"
+        panels.append(
+            alt.layer(
+                base.mark_rect(color="#dddddd"),
+                base.mark_rect()
+                .encode(
+                    color=alt.Color(
+                        f"{column}:Q",
+                        scale=alt.Scale(type="log", scheme=scheme),
+                        legend=alt.Legend(format=".3~s", title=None),
+                    )
+                )
+                .transform_filter(ok),
+                base.mark_text(fontSize=11)
+                .encode(text=alt.Text(f"{column}:Q", format=".3~s"))
+                .transform_filter(ok),
+                base.mark_text(fontSize=10, color="#666666", text="unmapped").transform_filter(
+                    alt.datum.status != "ok"
+                ),
+            ).properties(
+                width=max(70 * len(accels), 140), height=max(28 * len(graphs), 60), title=title
+            )
+        )
+    return (
+        alt.hconcat(*panels)
+        .resolve_scale(color="independent")
+        .properties(title="Pipeline × accelerator")
+    )

@@ -1,0 +1,110 @@
+"""Preparing polars tables for charts: checks, JSON-safe values, labels, row limits.
+
+>>> import polars as pl
+>>> plain(pl.DataFrame({"x": [1.0, float("inf")]}))["x"].to_list()
+[1.0, None]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+import polars as pl
+
+from nerframe.errors import NerframeError
+
+MAX_ROWS = 5000
+"""Rows altair's default data transformer accepts in one dataset."""
+
+
+def plain(df: pl.DataFrame) -> pl.DataFrame:
+    """Enums as strings and non-finite floats as nulls: what JSON and Vega can hold.
+
+    >>> plain(pl.DataFrame({"x": [float("nan")]}))["x"].to_list()
+    [None]
+    """
+    return df.with_columns(
+        [
+            pl.col(name).cast(pl.String)
+            if isinstance(dtype, pl.Enum | pl.Categorical)
+            else pl.when(pl.col(name).is_finite()).then(pl.col(name))
+            for name, dtype in df.schema.items()
+            if isinstance(dtype, pl.Enum | pl.Categorical) or dtype.is_float()
+        ]
+    )
+
+
+def fitting(what: str, candidates: Iterable[Callable[[], pl.DataFrame]]) -> pl.DataFrame:
+    """The first candidate table (finest first) small enough to embed.
+
+    >>> fitting("chart", [lambda: pl.DataFrame({"x": [1]})]).height
+    1
+    """
+    height = 0
+    for make in candidates:
+        table = make()
+        if table.height <= MAX_ROWS:
+            return table
+        height = table.height
+    raise NerframeError(
+        f"{what}: still {height} marks after merging operators (limit {MAX_ROWS}); "
+        "filter the table first"
+    )
+
+
+def require(df: pl.DataFrame, columns: Iterable[str], what: str) -> None:
+    """Raise naming `what` and the missing ones unless `df` has every column.
+
+    >>> require(pl.DataFrame({"a": [1]}), ["a"], "chart")
+    """
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        raise NerframeError(f"{what}: table lacks column(s) {', '.join(missing)}")
+
+
+def one_value(df: pl.DataFrame, column: str, what: str) -> str:
+    """The single value of `column` in `df`; several values raise naming `what`.
+
+    >>> one_value(pl.DataFrame({"graph": ["nerf", "nerf"]}), "graph", "chart")
+    'nerf'
+    """
+    values = df[column].unique().sort().to_list()
+    if len(values) != 1:
+        raise NerframeError(
+            f"{what} draws one {column}; got {len(values)} ({', '.join(map(str, values))}): "
+            f"filter by {column} first"
+        )
+    return str(values[0])
+
+
+def direction() -> pl.Expr:
+    """``"backward"`` or ``"forward"`` from the ``backward`` flag.
+
+    >>> pl.DataFrame({"backward": [True]}).select(direction()).item()
+    'backward'
+    """
+    return pl.when(pl.col("backward")).then(pl.lit("backward")).otherwise(pl.lit("forward"))
+
+
+def op_label() -> pl.Expr:
+    """One op's label: type, id and ``(B)`` when backward.
+
+    >>> df = pl.DataFrame({"op_type": ["MLP"], "op_id": [3], "backward": [True]})
+    >>> df.select(op_label()).item()
+    'MLP #3 (B)'
+    """
+    return pl.format(
+        "{} #{}{}",
+        pl.col("op_type").cast(pl.String),
+        pl.col("op_id"),
+        pl.when(pl.col("backward")).then(pl.lit(" (B)")).otherwise(pl.lit("")),
+    )
+
+
+def merged_label() -> pl.Expr:
+    """A merged mark's label in an aggregation: how many ops it stands for.
+
+    >>> pl.DataFrame({"a": [1, 1]}).group_by("a").agg(merged_label()).item(0, 1)
+    '2 ops'
+    """
+    return pl.format("{} ops", pl.len())

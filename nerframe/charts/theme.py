@@ -1,0 +1,36 @@
+"""The look shared by every nerframe chart: font, category colours, Vega-Lite version.
+
+>>> category_color().to_dict()["scale"]["range"][0]
+'#4c78a8'
+"""
+
+from __future__ import annotations
+
+import altair as alt
+
+from nerframe.taxonomy import CATEGORIES
+
+VL_VERSION = ".".join(alt.SCHEMA_VERSION.lstrip("v").split(".")[:2])
+"""The Vega-Lite version altair writes, as vl-convert names it (e.g. ``6.4``)."""
+
+CONFIG: dict[str, object] = {"font": "Liberation Sans, Arial, sans-serif"}
+"""Chart configuration applied on export and in reports (charts stay composable)."""
+
+Chart = alt.Chart | alt.LayerChart | alt.HConcatChart | alt.VConcatChart | alt.FacetChart
+
+CATEGORY_COLORS = ("#4c78a8", "#f58518", "#54a24b", "#e45756", "#b279a2")
+DIRECTIONS = ("forward", "backward")
+
+
+def category_color(**kwargs: object) -> alt.Color:
+    """Colour by ``category``: the same colour for a category in every chart.
+
+    >>> category_color(legend=None).to_dict()["field"]
+    'category'
+    """
+    return alt.Color(
+        "category:N",
+        scale=alt.Scale(domain=list(CATEGORIES), range=list(CATEGORY_COLORS)),
+        title="category",
+        **kwargs,
+    )
