@@ -241,7 +241,6 @@ def _pair_section(
 
 def _measured_section(page: _Page, measured: pl.DataFrame) -> None:
     """Traced runs: each op's measured time against its roofline time on the host."""
-    from nerframe.trace.chart import measured_chart
     from nerframe.trace.compare import median_log_error
 
     page.add('<section id="measured"><h2>Measured vs predicted</h2>')
@@ -257,7 +256,7 @@ def _measured_section(page: _Page, measured: pl.DataFrame) -> None:
             shown = "–" if error is None else f"{error:.3g} (×{10**error:.3g})"
             page.add(f"<p>{_e(graph)}: median |log10(measured / predicted)| = {_e(shown)}</p>")
         if table["ratio"].is_not_null().any():
-            page.figure("measured", measured_chart(table))
+            page.figure("measured", charts.measured_chart(table))
     head = ["graph", "op", "op type", "module", "measured (s)", "predicted (s)", "ratio", "note"]
     rows = "".join(
         "<tr>"

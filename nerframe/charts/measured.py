@@ -1,4 +1,4 @@
-"""The measured-vs-predicted chart of a traced run.
+"""The measured-vs-predicted scatter of a traced run's ops (see `nerframe.trace.compare`).
 
 >>> import polars as pl
 >>> table = pl.DataFrame({"graph": ["g"], "op_id": [0], "op_type": ["MLP"], "path": ["mlp"],
@@ -12,6 +12,7 @@ from __future__ import annotations
 import altair as alt
 import polars as pl
 
+from nerframe.charts.tables import MAX_ROWS, require
 from nerframe.errors import NerframeError
 
 
@@ -20,9 +21,9 @@ def measured_chart(comparison: pl.DataFrame) -> alt.LayerChart:
     coloured by op type, over the ``measured = predicted`` diagonal; ops without a
     ratio (nothing predicted or measured) are left out."""
     need = ("graph", "op_id", "op_type", "path", "measured_s", "predicted_s", "ratio")
-    missing = [c for c in need if c not in comparison.columns]
-    if missing:
-        raise NerframeError(f"measured_chart: comparison lacks column(s) {', '.join(missing)}")
+    require(comparison, need, "measured_chart")
+    if comparison.height > MAX_ROWS:
+        raise NerframeError(f"measured_chart: {comparison.height} ops are too many to draw")
     points = (
         comparison.filter(pl.col("ratio").is_not_null())
         .select(*need)
