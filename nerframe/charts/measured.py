@@ -13,10 +13,11 @@ import altair as alt
 import polars as pl
 
 from nerframe.charts.tables import MAX_ROWS, require
+from nerframe.charts.theme import Chart
 from nerframe.errors import NerframeError
 
 
-def measured_chart(comparison: pl.DataFrame) -> alt.LayerChart:
+def measured_chart(comparison: pl.DataFrame) -> Chart:
     """Log-log scatter of each op's measured time (y) against its predicted time (x),
     coloured by op type, over the ``measured = predicted`` diagonal; ops without a
     ratio (nothing predicted or measured) are left out."""

@@ -296,15 +296,15 @@ def _value(tree: tuple[Any, ...], scope: Mapping[str, object]) -> object:
     if kind == "const":
         return tree[1]
     if kind == "add":
-        values = [(sign, _value(t, scope)) for sign, t in tree[1]]
-        if len(values) == 1:
-            return values[0][1]
-        return sum(sign * _number(v) for sign, v in values)
+        signed = [(sign, _value(t, scope)) for sign, t in tree[1]]
+        if len(signed) == 1:
+            return signed[0][1]
+        return sum(sign * _number(v) for sign, v in signed)
     if kind == "mul":
-        values = [_value(t, scope) for t in tree[1]]
-        if len(values) == 1:
-            return values[0]
-        return math.prod(_number(v) for v in values)
+        factors = [_value(t, scope) for t in tree[1]]
+        if len(factors) == 1:
+            return factors[0]
+        return math.prod(_number(v) for v in factors)
     if kind == "call":
         name, argument = tree[1], tree[2]
         if name == "exists":

@@ -106,7 +106,7 @@ def _nodes(nodes: dict[Any, Any], path: Path) -> pl.DataFrame:
         if missing:
             raise NerframeError(f"{path}: node {node!r} lacks {', '.join(missing)}")
         rows.append({"node": str(node), **{f: attributes[f] for f in NODE_FIELDS}})
-    schema = {
+    schema: dict[str, pl.DataType | type[pl.DataType]] = {
         "node": pl.String,
         "op_type": pl.String,
         "input_shape": pl.List(pl.Int64),

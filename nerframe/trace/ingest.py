@@ -244,11 +244,13 @@ class _Builder:
         for src, dst in sorted(edges):
             upstream[dst].append(src)
         for row, record in enumerate(records):
-            rows = record.pop("_rows", None)
+            recorded = record.pop("_rows", None)
             if "B" in record and "N" in record:
                 continue
             c = self.rows[row][0]
-            if rows is None:
+            if isinstance(recorded, int):
+                rows = recorded
+            else:
                 if not c.inputs or not c.inputs[0]:
                     raise NerframeError(
                         f"{c.path or '(model)'} ({c.name}, call {c.id}): "
