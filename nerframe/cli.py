@@ -239,8 +239,13 @@ def cmd_trace_capture(args: argparse.Namespace) -> None:
 
     if not is_trace_file(args.output):
         raise NerframeError(f"{args.output}: a trace file's name must end in .trace.json")
-    model, inputs = load_target(args.target)
-    trace = capture(model, *inputs, repeats=args.repeats, warmup=args.warmup, grad=args.grad)
+    try:
+        model, inputs = load_target(args.target)
+        trace = capture(model, *inputs, repeats=args.repeats, warmup=args.warmup, grad=args.grad)
+    except NerframeError:
+        raise
+    except Exception as e:  # the user's model code failed: say where, in one line
+        raise NerframeError(f"{args.target}: {type(e).__name__}: {e}") from None
     write_trace(trace, args.output)
     sys.stderr.write(f"wrote {args.output} ({len(trace.calls)} module calls)\n")
 

@@ -52,7 +52,14 @@ def probe(
     output: str | Path | None = None, matrix: int = 1024, copy_mib: int = 256, runs: int = 5
 ) -> dict[str, object]:
     """Measure this machine's peak FLOP/s and memory bandwidth, store them at `output`
-    (default `probe_path()`) and return the stored record."""
+    (default `probe_path()`) and return the stored record.
+
+    >>> import tempfile
+    >>> path = tempfile.mkdtemp() + "/host.json"
+    >>> record = probe(path, matrix=64, copy_mib=1, runs=1)
+    >>> host_system(path).peak_tflops == record["peak_tflops"] > 0
+    True
+    """
     for what, value in (("matrix", matrix), ("copy_mib", copy_mib), ("runs", runs)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise NerframeError(f"probe: {what} must be an integer >= 1, got {value!r}")
@@ -95,7 +102,14 @@ def _best(work: object, runs: int) -> float:
 
 
 def host_system(path: str | Path | None = None) -> System:
-    """The ``host`` roofline system from a stored probe result (default `probe_path()`)."""
+    """The ``host`` roofline system from a stored probe result (default `probe_path()`).
+
+    >>> try:
+    ...     host_system("/no/such/probe.json")
+    ... except NerframeError as e:
+    ...     print(e)
+    no host probe result at /no/such/probe.json: run 'nerframe probe' first
+    """
     path = Path(path) if path is not None else probe_path()
     try:
         record = json.loads(path.read_text())

@@ -132,3 +132,20 @@ def test_without_torch_capture_says_how_to_install(monkeypatch, capsys, tmp_path
     err = capsys.readouterr().err
     assert err.startswith("error: capturing a trace needs PyTorch") and err.count("\n") == 1
     assert not out.exists()
+
+
+@needs_torch
+def test_cli_capture_errors_are_one_line(tmp_path: Path, capsys) -> None:
+    module = tmp_path / "broken.py"
+    module.write_text(
+        "import torch\ndef build():\n    return torch.nn.Linear(3, 4), (torch.ones(2, 5),)\n"
+    )
+    out = tmp_path / "b.trace.json"
+    assert main(["trace", "capture", f"{module}:build", "-o", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {module}:build: RuntimeError: ") and err.count("\n") == 1
+    assert main(["trace", "capture", f"{module}:nothing", "-o", str(out)]) == 1
+    assert "has no function 'nothing'" in capsys.readouterr().err
+    assert main(["trace", "capture", f"{module}:build", "-o", str(tmp_path / "b.json")]) == 1
+    assert "must end in .trace.json" in capsys.readouterr().err
+    assert not out.exists()

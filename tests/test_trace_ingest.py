@@ -420,3 +420,16 @@ def test_cli_strict_is_one_error_line(tmp_path: Path, capsys) -> None:
     assert main(["trace", "ops", str(trace), "--strict"]) == 1
     err = capsys.readouterr().err
     assert err.startswith("error: ") and err.count("\n") == 1 and "noise (m.Noise)" in err
+
+
+def test_cli_trace_file_accepted_by_schedule_roofline_and_sweep(tmp_path: Path, capsys) -> None:
+    trace = tmp_path / "run.trace.json"
+    write_trace(handmade(), trace)
+    assert main(["schedule", str(trace), "--hardware", "neurex", "--format", "csv"]) == 0
+    assert capsys.readouterr().out.count("\n") == 4  # header and the three Linear rows
+    out = tmp_path / "roofline.csv"
+    assert main(["roofline", str(trace), "--system", "A100", "-o", str(out)]) == 0
+    assert pl.read_csv(out).height == 3
+    args = ["sweep", str(trace), "--hardware", "neurex", "--vary", "frequency_mhz=500,1000"]
+    assert main([*args, "--format", "csv"]) == 0
+    assert capsys.readouterr().out.count("\n") == 3

@@ -104,7 +104,11 @@ class ClassMap:
 
 
 def class_map(extra: Sequence[str | Path] = ()) -> ClassMap:
-    """The user maps `extra` (highest priority first) over the packaged maps."""
+    """The user maps `extra` (highest priority first) over the packaged maps.
+
+    >>> class_map().match(["nerfstudio.model_components.renderers.RGBRenderer"]).op_type
+    'RGBRenderer'
+    """
     return ClassMap(
         tuple(_read_map(Path(p)) for p in extra) + tuple(_packaged(n) for n in PACKAGED)
     )
@@ -127,7 +131,11 @@ def _read_map(path: Path) -> dict[str, Entry]:
 
 
 def parse_map(document: object, source: str) -> dict[str, Entry]:
-    """Check a parsed map document; return its entries by class key."""
+    """Check a parsed map document; return its entries by class key.
+
+    >>> parse_map({"classes": {"my.Grid": {"op_type": "HashEncoding"}}}, "mine")["my.Grid"].source
+    'mine'
+    """
     if not isinstance(document, dict) or not isinstance(document.get("classes"), dict):
         raise NerframeError(f"{source}: not a class map (expected a 'classes' mapping)")
     unknown = set(document) - {"classes", "description"}

@@ -37,7 +37,17 @@ COLUMNS = (
 def compare(measured: pl.DataFrame, system: System | str = "host") -> pl.DataFrame:
     """One row per traced op (a `TracedGraph`'s ``measured`` table): measured and
     predicted seconds on `system`, their ratio and its |log10|. An op predicted to
-    take no time (no FLOPs, no bytes) or measured at 0 has no ratio."""
+    take no time (no FLOPs, no bytes) or measured at 0 has no ratio.
+
+    >>> from nerframe.trace import Call, Trace, trace_graph
+    >>> linear = ["torch.nn.modules.linear.Linear"]
+    >>> calls = [Call(0, None, "fc", linear, {"in_features": 4, "out_features": 4}, {},
+    ...               [[500, 4]], [[500, 4]], [], [[]], 2e-4)]
+    >>> g = trace_graph(Trace("fc", calls))
+    >>> row = compare(g.measured, System("slow", 1e-6, 1.0)).row(0, named=True)
+    >>> row["predicted_s"], row["ratio"], row["bound"]  # 16,000 FLOPs at 1 MFLOP/s
+    (0.016, 0.0125, 'compute')
+    """
     missing = [c for c in ("measured_s", "path", "approximate") if c not in measured.columns]
     if missing:
         raise NerframeError(f"compare: not a traced graph's measured table (no {missing[0]})")

@@ -66,7 +66,17 @@ class TracedGraph(Graph):
 def read_traced_graph(
     path: str | Path, maps: Sequence[str | Path] = (), strict: bool = False
 ) -> TracedGraph:
-    """The graph of a trace file (see `trace_graph`)."""
+    """The graph of a trace file (see `trace_graph`), named after the file.
+
+    >>> import tempfile, pathlib
+    >>> from nerframe.trace.tracefile import write_trace
+    >>> lin = ["torch.nn.modules.linear.Linear"]
+    >>> call = Call(0, None, "", lin, {"in_features": 3, "out_features": 4}, {}, [[10, 3]],
+    ...             [[10, 4]], [], [[]], 1e-4)
+    >>> path = write_trace(Trace("m", [call]), pathlib.Path(tempfile.mkdtemp()) / "a.trace.json")
+    >>> read_traced_graph(path).name
+    'a'
+    """
     try:
         name = Path(path).name[: -len(SUFFIX)]
         return trace_graph(read_trace(path), maps, strict, name=name)
@@ -335,7 +345,14 @@ def _mlp_layers(
 def graph_document(g: TracedGraph, source: str = "") -> dict[str, object]:
     """The graph-file document of a traced graph (see `nerframe.read_graph`): its ops as
     records of the parameters they use, its edges, and notes (the trace it came from,
-    measured times, approximate rows, unknown modules)."""
+    measured times, approximate rows, unknown modules).
+
+    >>> lin = ["torch.nn.modules.linear.Linear"]
+    >>> call = Call(0, None, "fc", lin, {"in_features": 3, "out_features": 4}, {}, [[10, 3]],
+    ...             [[10, 4]], [], [[]], 1e-4)
+    >>> graph_document(trace_graph(Trace("m", [call])))["ops"][0]["in_dim"]
+    3
+    """
     ops = []
     for row in g.ops.iter_rows(named=True):
         record = {

@@ -99,7 +99,7 @@ def is_trace_file(path: str | Path) -> bool:
 
 
 def write_trace(trace: Trace, path: str | Path) -> Path:
-    """Write `trace` to `path` atomically and return the path."""
+    """Write `trace` to `path` atomically and return the path (see the module example)."""
     document = {
         "format": FORMAT,
         "version": VERSION,
