@@ -433,3 +433,14 @@ def test_cli_trace_file_accepted_by_schedule_roofline_and_sweep(tmp_path: Path, 
     args = ["sweep", str(trace), "--hardware", "neurex", "--vary", "frequency_mhz=500,1000"]
     assert main([*args, "--format", "csv"]) == 0
     assert capsys.readouterr().out.count("\n") == 3
+
+
+def test_maps_from_the_environment_apply_to_trace_graph_files(
+    tmp_path: Path, user_map: Path, monkeypatch
+) -> None:
+    trace = tmp_path / "run.trace.json"
+    write_trace(handmade(), trace)
+    assert nerframe.read_graph(trace).ops.height == 3
+    monkeypatch.setenv("NERFRAME_MAPS", str(user_map))
+    g = nerframe.read_graph(trace)
+    assert g.ops["op_type"].to_list() == ["UniformSampler", "HashEncoding", "MLP", "RGBRenderer"]

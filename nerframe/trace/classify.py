@@ -16,8 +16,9 @@ A map is a YAML file::
         ignore: true                       # known and not modelled: no row, not "unknown"
 
 A call is matched along its classes (the class first, then its bases in method
-resolution order); the first class with an entry wins, user maps before the
-packaged ``nerfstudio`` map, before the packaged ``core`` map.
+resolution order); the first class with an entry wins, user maps (given ones, then
+those listed in ``$NERFRAME_MAPS``) before the packaged ``nerfstudio`` map, before
+the packaged ``core`` map.
 
 Expressions are a small whitelisted path language, never evaluated as code:
 ``attr.NAME`` (a recorded attribute), ``param.NAME`` (a parameter's shape),
@@ -35,6 +36,7 @@ and ``exists``, integer literals, ``true``/``false``, and ``*``, ``+``, ``-`` be
 from __future__ import annotations
 
 import math
+import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -103,14 +105,21 @@ class ClassMap:
         return None
 
 
+ENVIRONMENT = "NERFRAME_MAPS"
+"""The environment variable listing user maps (``os.pathsep``-separated) for every trace
+read as a graph file, after any given explicitly."""
+
+
 def class_map(extra: Sequence[str | Path] = ()) -> ClassMap:
-    """The user maps `extra` (highest priority first) over the packaged maps.
+    """The user maps `extra` (highest priority first), then those of ``$NERFRAME_MAPS``,
+    over the packaged maps.
 
     >>> class_map().match(["nerfstudio.model_components.renderers.RGBRenderer"]).op_type
     'RGBRenderer'
     """
+    listed = [p for p in os.environ.get(ENVIRONMENT, "").split(os.pathsep) if p]
     return ClassMap(
-        tuple(_read_map(Path(p)) for p in extra) + tuple(_packaged(n) for n in PACKAGED)
+        tuple(_read_map(Path(p)) for p in [*extra, *listed]) + tuple(_packaged(n) for n in PACKAGED)
     )
 
 
