@@ -16,7 +16,8 @@ A trace file (``*.trace.json``) holds::
         "outputs": [[64, 8]],               # shapes of every tensor in the result, in order
         "sources": [[3, 0]],                # the outputs ([call, index]) the inputs derive from
         "output_sources": [[[5, 0], [6, 1]]],   # per output: what it derives from
-        "time_s": 1.2e-05}, ...]}           # median inclusive wall time of the call
+        "time_s": 1.2e-05}, ...],           # median inclusive wall time of the call
+     "extra": {...}}                        # optional: anything else, kept as is
 
 A *port* ``[call, index]`` is the index-th output tensor of a call. ``sources``
 are the data edges (tensor provenance, never caller→callee); ``output_sources``
