@@ -14,6 +14,7 @@ from nerframe.cli import main
 from nerframe.errors import NerframeError
 from nerframe.probing import host_system
 from nerframe.rooflines import System
+from nerframe.schemas import TABLES
 from nerframe.trace import trace_graph, write_trace
 from nerframe.trace.compare import compare, median_log_error
 
@@ -77,6 +78,7 @@ def test_report_has_the_measured_section(tmp_path: Path, probe_file: Path) -> No
     store = tmp_path / "store"
     nerframe.analyze([str(trace), "neurex"], ["neurex"], store)
     measured = pl.read_parquet(store / "measured" / "pipeline=run" / "part-0.parquet")
+    assert measured.schema == TABLES["measured"]
     assert measured["measured_s"].to_list() == [0.002, 0.002, 0.002]
     assert not (store / "measured" / "pipeline=neurex").exists()
     html = (store / "report.html").read_text()

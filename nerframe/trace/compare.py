@@ -15,23 +15,14 @@ from __future__ import annotations
 
 import polars as pl
 
+from nerframe import schemas
 from nerframe.errors import NerframeError
 from nerframe.rooflines import System, roofline
 
-COLUMNS = (
-    "graph",
-    "op_id",
-    "op_type",
-    "path",
-    "system",
-    "measured_s",
-    "predicted_s",
-    "ratio",
-    "log_error",
-    "bound",
-    "approximate",
-)
-"""The columns of a comparison table, in order."""
+
+def _typed(table: pl.DataFrame) -> pl.DataFrame:
+    """`table` with the columns of `schemas.MEASURED`, in order and typed."""
+    return table.select(pl.col(name).cast(dtype) for name, dtype in schemas.MEASURED.items())
 
 
 def compare(measured: pl.DataFrame, system: System | str = "host") -> pl.DataFrame:
@@ -52,16 +43,15 @@ def compare(measured: pl.DataFrame, system: System | str = "host") -> pl.DataFra
     if missing:
         raise NerframeError(f"compare: not a traced graph's measured table (no {missing[0]})")
     predicted = roofline(measured, [system]).select(
-        "op_id", "system", pl.col("time_s").alias("predicted_s"), pl.col("bound").cast(pl.String)
+        "op_id", "system", pl.col("time_s").alias("predicted_s"), "bound"
     )
     valid = (pl.col("predicted_s") > 0) & (pl.col("measured_s") > 0)
-    return (
+    return _typed(
         measured.join(predicted, on="op_id", how="left", maintain_order="left")
         .with_columns(
             ratio=pl.when(valid).then(pl.col("measured_s") / pl.col("predicted_s")),
         )
         .with_columns(log_error=pl.col("ratio").log10().abs())
-        .select(*COLUMNS)
     )
 
 
@@ -79,11 +69,13 @@ def compare_on_host(measured: pl.DataFrame) -> pl.DataFrame:
     try:
         host = host_system()
     except NerframeError:
-        return measured.with_columns(
-            system=pl.lit("host"),
-            predicted_s=pl.lit(None, pl.Float64),
-            ratio=pl.lit(None, pl.Float64),
-            log_error=pl.lit(None, pl.Float64),
-            bound=pl.lit(None, pl.String),
-        ).select(*COLUMNS)
+        return _typed(
+            measured.with_columns(
+                system=pl.lit("host"),
+                predicted_s=pl.lit(None, pl.Float64),
+                ratio=pl.lit(None, pl.Float64),
+                log_error=pl.lit(None, pl.Float64),
+                bound=pl.lit(None, pl.String),
+            )
+        )
     return compare(measured, host)
