@@ -93,3 +93,14 @@ def test_cli_refusal_is_one_line(tmp_path: Path, capsys) -> None:
     err = capsys.readouterr().err
     assert err.startswith("error: ") and err.count("\n") == 1 and "system" in err
     assert not marker.exists()
+
+
+def test_cli_lists_nodes_and_edges(shared: Path, capsys) -> None:
+    path = shared / "data" / "rendersim" / "sample_dag.pkl"
+    if not path.exists():
+        pytest.skip(f"reference DAG not found at {path}")
+    assert main(["trace", "dag", str(path), "--format", "csv"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("node,op_type,input_shape") and len(lines) == 6
+    assert main(["trace", "dag", str(path), "--edges", "--format", "csv"]) == 0
+    assert capsys.readouterr().out.splitlines()[1] == "ray_sampling,positional_encoding"

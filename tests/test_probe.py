@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import polars as pl
@@ -64,8 +65,7 @@ def test_compare_hand_computed(tmp_path: Path) -> None:
     assert table["predicted_s"][2] == pytest.approx(73728e-9)
     assert table["ratio"][2] == pytest.approx(0.008 / 73728e-9)
     errors = [
-        abs(__import__("math").log10(m / p))
-        for m, p in zip([0.001, 0.003, 0.008, 0.004], predicted, strict=True)
+        abs(math.log10(m / p)) for m, p in zip([0.001, 0.003, 0.008, 0.004], predicted, strict=True)
     ]
     assert table["log_error"].to_list() == pytest.approx(errors)
     assert median_log_error(table) == pytest.approx(sorted(errors)[1] / 2 + sorted(errors)[2] / 2)
@@ -93,3 +93,28 @@ def test_report_without_probe_says_so(tmp_path: Path, probe_file: Path) -> None:
     store = tmp_path / "store"
     nerframe.analyze([str(trace)], ["neurex"], store)
     assert "No host probe result was stored" in (store / "report.html").read_text()
+
+
+def test_cli_trace_compare(tmp_path: Path, capsys) -> None:
+    probe = tmp_path / "probe.json"
+    probe.write_text(json.dumps({"peak_tflops": 1e-3, "bandwidth_gbps": 1.0}))
+    maps = tmp_path / "m.yaml"
+    maps.write_text(USER_MAP)
+    trace = tmp_path / "run.trace.json"
+    write_trace(handmade(), trace)
+    args = ["trace", "compare", str(trace), "--map", str(maps), "--probe", str(probe)]
+    assert main([*args, "--format", "csv"]) == 0
+    captured = capsys.readouterr()
+    table = pl.read_csv(captured.out.encode())
+    assert table["op_type"].to_list() == ["UniformSampler", "HashEncoding", "MLP", "RGBRenderer"]
+    assert table["predicted_s"][2] == pytest.approx(73728e-9)
+    costs = nerframe.costs(trace_graph(handmade(), [maps]).ops)
+    predicted = [max(f, b) / 1e9 for f, b in costs.select("flops", "bytes_total").rows()]
+    errors = sorted(
+        abs(math.log10(m / p)) for m, p in zip([1e-3, 3e-3, 8e-3, 4e-3], predicted, strict=True)
+    )
+    median = (errors[1] + errors[2]) / 2
+    assert captured.err.splitlines() == [
+        "warning: unknown module noise (m.Noise, 10.0% of the measured time): no row",
+        f"median |log10(measured / predicted)|: {median:.3g} (x{10**median:.3g})",
+    ]
