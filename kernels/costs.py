@@ -98,13 +98,20 @@ def _tiles(image_w: float, image_h: float, tile: float) -> float:
 
 
 @njit(inline="always")
-def _culled(g: float, cull_ratio: float, t: float, keep: float) -> tuple:
+def _tiles_hit(t: float, tiles_per_gaussian: float) -> float:
+    # The tiles each Gaussian is tested against: all T (the spec's all-pairs
+    # formula) unless the row says how many a Gaussian overlaps.
+    return t if tiles_per_gaussian == 0 else min(tiles_per_gaussian, t)
+
+
+@njit(inline="always")
+def _culled(g: float, cull_ratio: float, t: float, hit: float, keep: float) -> tuple:
     """FrustumCullingProjection: the sums of its four stages, and the last stage's O."""
     gk = math.ceil(cull_ratio * g)
-    flops = 17.0 * g + 72.0 * gk + 4.0 * gk * t + 10.0 * gk * t
+    flops = 17.0 * g + 72.0 * gk + 4.0 * gk * hit + 10.0 * gk * hit
     a = 3.0 * g + 9.0 * gk + 5.0 * gk + 5.0 * gk
     w = 16.0 + 16.0 + 4.0 * t + 4.0 * t
-    return flops, a, w, t * math.ceil(keep * gk)
+    return flops, a, w, hit * math.ceil(keep * gk)
 
 
 @njit(inline="always")
@@ -166,6 +173,7 @@ def cost_kernel(
     image_h: np.ndarray,
     tile: np.ndarray,
     tile_keep_ratio: np.ndarray,
+    tiles_per_gaussian: np.ndarray,
     coarse_prop: np.ndarray,
     patch_size: np.ndarray,
     channels: np.ndarray,
@@ -224,15 +232,16 @@ def cost_kernel(
                 o = 5.0 * g
             else:
                 t = _tiles(float(image_w[i]), float(image_h[i]), float(tile[i]))
+                hit = _tiles_hit(t, float(tiles_per_gaussian[i]))
                 keep = tile_keep_ratio[i]
                 if c == FCP:
-                    flops, a, w, o = _culled(g, cull_ratio[i], t, keep)
+                    flops, a, w, o = _culled(g, cull_ratio[i], t, hit, keep)
                 else:
                     per_tile = 4.0 if c in (AABB, SUBTILE) else 10.0
-                    flops = per_tile * g * t
+                    flops = per_tile * g * hit
                     a = 4.0 * g if c == SUBTILE else 5.0 * g
                     w = 4.0 * t
-                    o = t * math.ceil(keep * g)
+                    o = hit * math.ceil(keep * g)
         else:
             b = float(dim_b[i])
             n = float(dim_n[i])
@@ -366,6 +375,7 @@ ARGUMENTS = (
     "image_h",
     "tile",
     "tile_keep_ratio",
+    "tiles_per_gaussian",
     "coarse_prop",
     "patch_size",
     "channels",

@@ -27,6 +27,13 @@ def tiles(r: Row) -> int:
     return (r["image_w"] // r["tile"]) * (r["image_h"] // r["tile"])
 
 
+def tiles_hit(r: Row) -> int:
+    """The tiles each Gaussian is tested against: T, or the tiles it overlaps
+    (``tiles_per_gaussian``, at most T) when the row gives a non-zero count."""
+    per_gaussian = r.get("tiles_per_gaussian") or 0
+    return tiles(r) if per_gaussian == 0 else min(per_gaussian, tiles(r))
+
+
 def kept(ratio: float, x: int) -> int:
     """ceil(ratio * x), the product taken in float64 as the spec writes it."""
     return math.ceil(ratio * x)
@@ -49,8 +56,8 @@ def projection(r: Row) -> Elements:
 
 def _intersection(flops_per_tile: int) -> Callable[[Row], Elements]:
     def intersection(r: Row) -> Elements:
-        g, t = r["G"], tiles(r)
-        return flops_per_tile * g * t, 5 * g, 4 * t, t * kept(r["tile_keep_ratio"], g)
+        g, t, hit = r["G"], tiles(r), tiles_hit(r)
+        return flops_per_tile * g * hit, 5 * g, 4 * t, hit * kept(r["tile_keep_ratio"], g)
 
     return intersection
 
@@ -165,8 +172,8 @@ def sorting(r: Row) -> Elements:
 
 
 def subtile_skip(r: Row) -> Elements:
-    g, t = r["G"], tiles(r)
-    return 4 * g * t, 4 * g, 4 * t, t * kept(r["tile_keep_ratio"], g)
+    g, t, hit = r["G"], tiles(r), tiles_hit(r)
+    return 4 * g * hit, 4 * g, 4 * t, hit * kept(r["tile_keep_ratio"], g)
 
 
 def sensitivity_prediction(r: Row) -> Elements:

@@ -5,8 +5,10 @@ list-schedule them onto accelerator modules; DuckDB queries the Parquet result
 stores and altair draws the charts.
 
 >>> import nerframe
->>> g = nerframe.pipeline("neurex")
+>>> g = nerframe.pipeline("neurex")                      # 24 samples per ray
 >>> int(nerframe.costs(g.ops)["flops"].sum())
+2957770752
+>>> int(nerframe.costs(nerframe.pipeline("neurex", model="spec").ops)["flops"].sum())
 7887388672
 >>> nerframe.schedule(g, "neurex").summary["bottleneck_module"].item()
 'index_generation_unit'

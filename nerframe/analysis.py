@@ -56,15 +56,20 @@ def analyze(
     samples: int | None = None,
     gaussians: int | None = None,
     report: bool = True,
+    model: str = "realistic",
 ) -> Analysis:
     """Analyse `pipelines` (built-in names or graph files; default all built-ins)
     on `hardware` (``"native"``: each pipeline's own accelerators; ``"all"``:
     every built-in; or names/paths) and write the result store to `output`.
 
     With `report`, the HTML report, ``summary.md`` and chart images are built
-    into the store too. `fine` expands composite ops into their stages.
+    into the store too. `fine` expands composite ops into their stages; `model`
+    is the built-in pipelines' workload model (``realistic`` or ``spec``, see
+    `nerframe.pipeline`).
     """
-    graphs = [load_graph(name, rays, samples, gaussians, fine) for name in _pipelines(pipelines)]
+    graphs = [
+        load_graph(name, rays, samples, gaussians, fine, model) for name in _pipelines(pipelines)
+    ]
     loaded: dict[str, Accelerator] = {}
     pairs: list[tuple[Graph, Accelerator]] = []
     for g in graphs:
@@ -90,6 +95,7 @@ def analyze(
                 "rays": rays,
                 "samples": samples,
                 "gaussians": gaussians,
+                "model": model,
             },
         )
         if report:
@@ -145,11 +151,12 @@ def load_graph(
     samples: int | None = None,
     gaussians: int | None = None,
     fine: bool = False,
+    model: str = "realistic",
 ) -> Graph:
-    """A built-in pipeline by name (with its workload) or a graph file (.json);
-    expanded into its fine graph when `fine`."""
+    """A built-in pipeline by name (with its workload in workload `model`) or a
+    graph file (.json, .yaml); expanded into its fine graph when `fine`."""
     if name in PIPELINES or not Path(name).suffix:
-        g = pipeline(name, rays=rays, samples=samples, gaussians=gaussians)
+        g = pipeline(name, rays=rays, samples=samples, gaussians=gaussians, model=model)
     else:
         g = read_graph(name)
     return expand(g) if fine else g

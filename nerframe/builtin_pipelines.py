@@ -1,19 +1,36 @@
-"""The nine built-in pipelines of ``spec/pipelines.md``, written as data.
+"""The built-in pipelines: the nine of ``spec/pipelines.md``, written as data,
+in two workload models.
 
 Each pipeline is a list of op rows (op type, fixed parameters, backward flag,
-bitwidth) and its edges; `pipeline` fills the workload dimensions: ``B`` rays,
-``N`` samples per ray and, for the Gaussian-splatting pipelines, ``G``
-Gaussians (default ``B*N``, the reference framework's convention; real scenes
-hold 1-5 million, so pass ``gaussians=``).
+bitwidth) and its edges; `pipeline` fills the workload dimensions. Two models:
+
+- ``"realistic"`` (the default; docs/model.md gives every departure from the
+  spec and its source): per-Gaussian work is frame-scoped (once per frame) on a
+  scene of ``G`` Gaussians (default `GAUSSIANS`); spherical harmonics run once
+  per visible Gaussian at degree 3, Gaussians are sorted per tile, and
+  tile tests visit only the tiles a Gaussian overlaps (`TILES_PER_GAUSSIAN`);
+  a Gaussian pipeline renders its frame in one batch; hash-grid NeRFs take
+  `HASH_GRID_SAMPLES` samples per ray (occupancy skipping); CICERO renders
+  `CICERO_RENDERED` of a frame's pixels and warps the rest; ``gbu`` is a
+  rendering pipeline (its training graph is ``gbu_train``).
+- ``"spec"``: the graphs of ``spec/pipelines.md`` exactly (every op batch-scoped,
+  ``B = 4096``, ``N = 64`` (ICARUS 192), ``G = B*N``), whose golden FLOP totals
+  and frame formulas the tests assert.
 
 >>> import nerframe
 >>> g = nerframe.pipeline("neurex", rays=1024)
 >>> g.ops.height, g.batches
 (5, 625)
+>>> gscore = nerframe.pipeline("gscore").ops.select("op_type", "scope", "B", "N")
+>>> gscore.rows()[2:]  # doctest: +NORMALIZE_WHITESPACE
+[('SphericalHarmonics', 'frame', 500000, 1), ('Sorting', 'frame', 3600, 556),
+ ('GaussianAlphaBlend', 'batch', 921600, 64)]
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import polars as pl
@@ -24,22 +41,47 @@ from nerframe.taxonomy import op_types
 
 RAY_FRAME = 800 * 800
 GAUSSIAN_FRAME = 1280 * 720
+MODELS = ("realistic", "spec")
+
+GAUSSIANS = 1_000_000
+"""Default scene size G (realistic model): the low end of the 1-5 million
+Gaussians of real-world 3DGS scenes (Kerbl et al. 2023); see docs/model.md."""
+TILES_PER_GAUSSIAN = 4
+"""Default 16-px tiles one Gaussian overlaps (realistic model; assumption, docs/model.md)."""
+HASH_GRID_SAMPLES = 24
+"""Samples per ray of hash-grid NeRFs after occupancy skipping (nerfstudio's cap)."""
+CICERO_RENDERED = 0.12
+"""Share of a frame's pixels CICERO renders fully (radiance warping removes up to 88 %)."""
 
 _RFF = {"input_dim": 3, "num_features": 128, "use_sin_cos": True}
 _HASH = {"input_dim": 3, "num_levels": 16, "features_per_level": 2, "log2_hashmap_size": 19}
 _NGP_MLP = {"in_dim": 32, "num_layers": 4, "layer_width": 64, "out_dim": 64}
 _TINY_MLP = {"in_dim": 32, "num_layers": 3, "layer_width": 64, "out_dim": 4}
 _TILES = {"image_w": 1280, "image_h": 720, "tile": 16, "tile_keep_ratio": 0.1}
+_TILE_COUNT = (1280 // 16) * (720 // 16)
+_CULL_RATIO = 0.5  # FrustumCullingProjection's default share of Gaussians kept
+_SH_DEGREE = 3  # 3DGS: degree 3, 16 coefficients per colour channel
 
 
 @dataclass(frozen=True)
 class Op:
-    """One row of a built-in pipeline."""
+    """One row of a built-in pipeline.
+
+    `per` says what the row iterates over in the realistic model (the spec
+    model always uses B rays x N samples, or G = B*N Gaussians):
+    ``ray`` (B rays x N samples, batch scope), ``gaussian`` (the scene's G
+    Gaussians), ``visible`` (the Gaussians kept by culling: G, or B with N = 1),
+    ``tile`` (B tiles x N Gaussians per tile) or ``visible_tile`` (B visible
+    Gaussians x N tiles each); all but ``ray`` are frame-scoped.
+    `realistic` holds parameters that only the realistic model sets.
+    """
 
     op_type: str
-    params: dict[str, object] | None = None
+    params: Mapping[str, object] | None = None
     backward: bool = False
     bitwidth: int = 16
+    per: str = "ray"
+    realistic: Mapping[str, object] | None = None
 
 
 def _chain(n: int) -> list[tuple[int, int]]:
@@ -48,7 +90,13 @@ def _chain(n: int) -> list[tuple[int, int]]:
 
 @dataclass(frozen=True)
 class Spec:
-    """A built-in pipeline: its kind, native accelerators, rows, edges and defaults."""
+    """A built-in pipeline: its kind, native accelerators, rows, edges and defaults.
+
+    `hash_grid` pipelines take `HASH_GRID_SAMPLES` samples per ray in the
+    realistic model; `rendered_fraction` is the share of a frame's pixels
+    rendered in it; `spec_graph` names the pipeline whose graph the spec model
+    uses when the spec describes a different task (``gbu``).
+    """
 
     kind: str
     native: tuple[str, ...]
@@ -58,7 +106,19 @@ class Spec:
     samples: int = 64
     frame_pixels: int = RAY_FRAME
     description: str = ""
+    hash_grid: bool = False
+    rendered_fraction: float = 1.0
+    spec_graph: str | None = None
 
+    @property
+    def gaussian(self) -> bool:
+        """Whether the pipeline splats Gaussians (renders a frame in one batch)."""
+        return self.frame_pixels == GAUSSIAN_FRAME
+
+
+_FCP = Op("FrustumCullingProjection", {"cull_ratio": _CULL_RATIO, **_TILES}, per="gaussian")
+_SH = Op("SphericalHarmonics", {"degree": 4}, per="visible", realistic={"degree": _SH_DEGREE})
+_SORT = Op("Sorting", per="tile")
 
 PIPELINES: dict[str, Spec] = {
     "icarus": Spec(
@@ -86,6 +146,7 @@ PIPELINES: dict[str, Spec] = {
         ),
         ((0, 1), (1, 2), (2, 3), (2, 4)),
         description="NeuRex: Instant-NGP hash-grid NeRF",
+        hash_grid=True,
     ),
     "cicero": Spec(
         "inference",
@@ -98,16 +159,18 @@ PIPELINES: dict[str, Spec] = {
             Op("RGBRenderer", bitwidth=4),
         ),
         tuple(_chain(5)),
-        description="CICERO: hash-grid NeRF with point re-arrangement, 4-bit",
+        description="CICERO: hash-grid NeRF with point re-arrangement and radiance warping, 4-bit",
+        hash_grid=True,
+        rendered_fraction=CICERO_RENDERED,
     ),
     "gscore": Spec(
         "inference",
         ("gscore",),
         (
-            Op("FrustumCullingProjection", {"cull_ratio": 0.5, **_TILES}),
-            Op("SubtileSkip", _TILES),
-            Op("SphericalHarmonics", {"degree": 4}),
-            Op("Sorting"),
+            _FCP,
+            Op("SubtileSkip", _TILES, per="visible"),
+            _SH,
+            _SORT,
             Op("GaussianAlphaBlend"),
         ),
         ((0, 1), (0, 2), (0, 3), (1, 4), (2, 4), (3, 4)),
@@ -118,9 +181,9 @@ PIPELINES: dict[str, Spec] = {
         "inference",
         ("gscore",),
         (
-            Op("FrustumCullingProjection"),
-            Op("SphericalHarmonics", {"degree": 4}),
-            Op("Sorting"),
+            Op("FrustumCullingProjection", per="gaussian"),
+            _SH,
+            _SORT,
             Op("GaussianAlphaBlend"),
         ),
         ((0, 1), (0, 2), (1, 3), (2, 3)),
@@ -144,21 +207,22 @@ PIPELINES: dict[str, Spec] = {
         ),
         (*_chain(10), (3, 9)),
         description="SRender: coarse 4-bit pass, sensitivity prediction, fine pass, recovery",
+        hash_grid=True,
     ),
     "gsarch": Spec(
         "training",
         ("gsarch",),
         (
-            Op("FrustumCullingProjection"),
-            Op("Sorting"),
-            Op("FeatureCompute"),
+            Op("FrustumCullingProjection", per="gaussian"),
+            _SORT,
+            Op("FeatureCompute", per="visible"),
             Op("TileMerging"),
             Op("GaussianAlphaBlend"),
             Op("GaussianAlphaBlend", backward=True),
             Op("GradientCompute", backward=True),
             Op("GradientPruning", backward=True),
-            Op("Rearrangement", backward=True),
-            Op("TileMerging", backward=True),
+            Op("Rearrangement", backward=True, per="visible_tile"),
+            Op("TileMerging", backward=True, per="visible_tile"),
         ),
         tuple(_chain(10)),
         feedback=((9, 1),),
@@ -166,10 +230,26 @@ PIPELINES: dict[str, Spec] = {
         description="GSArch: 3D Gaussian splatting training with gradient pruning",
     ),
     "gbu": Spec(
+        "inference",
+        ("gbu",),
+        (
+            Op("FrustumCullingProjection", per="gaussian"),
+            Op("DecompBinning", per="visible_tile"),
+            _SORT,
+            Op("RowGeneration"),
+            Op("RowProcessing"),
+            Op("GaussianAlphaBlend"),
+        ),
+        tuple(_chain(6)),
+        frame_pixels=GAUSSIAN_FRAME,
+        description="GBU: 3D Gaussian splatting rendering with row-based blending beside a GPU",
+        spec_graph="gbu_train",
+    ),
+    "gbu_train": Spec(
         "training",
         ("gbu",),
         (
-            Op("FrustumCullingProjection"),
+            Op("FrustumCullingProjection", per="gaussian"),
             Op("RowProcessing"),
             Op("RowGeneration"),
             Op("DecompBinning"),
@@ -183,7 +263,7 @@ PIPELINES: dict[str, Spec] = {
         ),
         tuple(_chain(11)),
         frame_pixels=GAUSSIAN_FRAME,
-        description="GBU: row-based 3D Gaussian splatting training",
+        description="GBU (spec's graph): row-based 3D Gaussian splatting training",
     ),
     "instant3d": Spec(
         "training",
@@ -201,6 +281,7 @@ PIPELINES: dict[str, Spec] = {
         tuple(_chain(8)),
         feedback=((7, 2),),
         description="Instant-3D: hash-grid NeRF training with read mapper and update merger",
+        hash_grid=True,
     ),
 }
 """Every built-in pipeline by name."""
@@ -212,56 +293,112 @@ def pipeline(
     samples: int | None = None,
     gaussians: int | None = None,
     frame_pixels: int | None = None,
+    model: str = "realistic",
+    tiles_per_gaussian: int | None = None,
+    rendered_fraction: float | None = None,
 ) -> Graph:
-    """A built-in pipeline's graph for one workload.
+    """A built-in pipeline's graph for one workload, in workload `model`
+    ``"realistic"`` (default) or ``"spec"`` (exactly ``spec/pipelines.md``).
 
-    `rays` is B (default 4096), `samples` N (default 64; ICARUS 192),
-    `gaussians` G for primitive-based ops (default ``rays * samples``),
+    `rays` is B, `samples` N, `gaussians` G (the scene's Gaussians),
     `frame_pixels` the pixels of one frame (800x800 for ray-based pipelines,
-    1280x720 for Gaussian ones).
+    1280x720 for Gaussian ones), `tiles_per_gaussian` the tiles a Gaussian
+    overlaps (0: all), `rendered_fraction` the share of a frame's pixels
+    rendered (the rest warped). Defaults, per model:
 
-    >>> pipeline("gscore", gaussians=1_000_000).ops["G"].to_list()[:2]
-    [1000000, 1000000]
+    ========================  ==============================  ======================
+    parameter                 realistic                       spec
+    ========================  ==============================  ======================
+    rays (B)                  4096; Gaussian: the frame       4096
+    samples (N)               64; ICARUS 192; hash grid 24    64; ICARUS 192
+    gaussians (G)             `GAUSSIANS`                     ``B*N``
+    tiles_per_gaussian        `TILES_PER_GAUSSIAN`            0 (all tiles)
+    rendered_fraction         CICERO `CICERO_RENDERED`, 1     1
+    ========================  ==============================  ======================
+
+    >>> pipeline("gscore", gaussians=2_000_000).ops["G"].to_list()[:2]
+    [2000000, 1000000]
+    >>> pipeline("gscore", model="spec").ops["G"].to_list()[:2]
+    [262144, 262144]
     """
+    if model not in MODELS:
+        raise NerframeError(f"unknown workload model {model!r}; choose realistic or spec")
     spec = PIPELINES.get(name)
     if spec is None:
         raise NerframeError(
             f"unknown pipeline {name!r}{did_you_mean(name, PIPELINES)}; "
             f"built-in pipelines: {', '.join(PIPELINES)}"
         )
-    b = 4096 if rays is None else rays
-    n = spec.samples if samples is None else samples
-    dims = {"B": b, "N": n, "G": b * n if gaussians is None else gaussians}
+    realistic = model == "realistic"
+    if not realistic and spec.spec_graph:
+        spec = PIPELINES[spec.spec_graph]
+    if samples is None:
+        samples = HASH_GRID_SAMPLES if realistic and spec.hash_grid else spec.samples
+    pixels = spec.frame_pixels if frame_pixels is None else frame_pixels
+    if rays is None:
+        rays = pixels if realistic and spec.gaussian else 4096
+    b, n = rays, samples
+    if realistic:
+        g = GAUSSIANS if gaussians is None else gaussians
+        hit = TILES_PER_GAUSSIAN if tiles_per_gaussian is None else tiles_per_gaussian
+        hit = min(hit, _TILE_COUNT) if hit else _TILE_COUNT
+        visible = math.ceil(_CULL_RATIO * g)
+        dims: dict[str, dict[str, object]] = {
+            "ray": {"B": b, "N": n, "G": g},
+            "gaussian": {"G": g, "tiles_per_gaussian": hit},
+            "visible": {"B": visible, "N": 1, "G": visible, "tiles_per_gaussian": hit},
+            "tile": {"B": _TILE_COUNT, "N": -(-visible * hit // _TILE_COUNT)},
+            "visible_tile": {"B": visible, "N": hit},
+        }
+    else:
+        whole: dict[str, object] = {"B": b, "N": n, "G": b * n if gaussians is None else gaussians}
+        dims = dict.fromkeys(("ray", "gaussian", "visible", "tile", "visible_tile"), whole)
     records = []
     for op in spec.ops:
         takes = op_types()[op.op_type].parameters
-        record = {k: v for k, v in dims.items() if k in takes}
+        record: dict[str, object] = {k: v for k, v in dims[op.per].items() if k in takes}
         record.update(op.params or {}, op_type=op.op_type, backward=op.backward)
+        if realistic:
+            record.update(op.realistic or {}, scope="batch" if op.per == "ray" else "frame")
+        else:
+            record["scope"] = "batch"
         records.append({**record, "bitwidth": op.bitwidth})
     edges = [(*e, "data") for e in spec.edges] + [(*e, "feedback") for e in spec.feedback]
-    pixels = spec.frame_pixels if frame_pixels is None else frame_pixels
-    return graph(name, records, edges, frame_pixels=pixels, kind=spec.kind)
+    if rendered_fraction is None:
+        rendered_fraction = spec.rendered_fraction if realistic else 1.0
+    return graph(
+        name,
+        records,
+        edges,
+        frame_pixels=pixels,
+        kind=spec.kind,
+        rendered_fraction=rendered_fraction,
+    )
 
 
-def pipelines() -> pl.DataFrame:
-    """The built-in pipelines: kind, ops, default workload and total FLOPs.
+def pipelines(model: str = "realistic") -> pl.DataFrame:
+    """The built-in pipelines: kind, ops, default workload and total FLOPs in `model`.
 
-    >>> pipelines().filter(pipeline="neurex")["total_flops"].item()
+    >>> pipelines(model="spec").filter(pipeline="neurex")["total_flops"].item()
     7887388672.0
     """
     from nerframe.costing import costs
 
     rows = []
     for name, spec in PIPELINES.items():
-        g = pipeline(name)
+        g = pipeline(name, model=model)
         rows.append(
             {
                 "pipeline": name,
-                "kind": spec.kind,
+                "kind": g.kind,
                 "ops": g.ops.height,
                 "rays": g.rays,
-                "samples": spec.samples,
+                "samples": int(
+                    g.ops.filter(scope="batch")["N"].drop_nulls().to_numpy().max(initial=0)
+                ),
+                "gaussians": g.ops["G"].max(),
                 "frame_pixels": g.frame_pixels,
+                "rendered_fraction": g.rendered_fraction,
                 "native": list(spec.native),
                 "total_flops": costs(g.ops)["flops"].sum(),
                 "description": spec.description,

@@ -4,9 +4,9 @@ Every user error is printed as one ``error: …`` line on stderr with exit
 status 1 (2 for a malformed command line); output files are written atomically,
 so an error never leaves a partial file.
 
->>> main(["pipelines", "--format", "csv"])  # doctest: +ELLIPSIS
-pipeline,kind,ops,rays,samples,frame_pixels,native,total_flops,description
-icarus,inference,4,4096,192,640000,icarus,825444532224.0,...
+>>> main(["pipelines", "--model", "spec", "--format", "csv"])  # doctest: +ELLIPSIS
+pipeline,kind,ops,rays,samples,gaussians,frame_pixels,rendered_fraction,native,total_flops,...
+icarus,inference,4,4096,192,,640000,1.0,icarus,825444532224.0,...
 0
 """
 
@@ -19,12 +19,13 @@ from pathlib import Path
 
 import polars as pl
 
+from nerframe.builtin_pipelines import MODELS
 from nerframe.errors import NerframeError
 from nerframe.graphs import Graph
 from nerframe.output import FORMATS, emit, format_value, to_text
 from nerframe.trace.ingest import TracedGraph
 
-COST_VIEW = ["op_id", "op_type", "category", "backward", "bitwidth", "B", "N", "G"]
+COST_VIEW = ["op_id", "op_type", "category", "backward", "scope", "bitwidth", "B", "N", "G"]
 COST_TOTALS = ["flops", "bytes_in", "bytes_w", "bytes_out", "bytes_total"]
 
 
@@ -37,8 +38,19 @@ class _Parser(argparse.ArgumentParser):
 def _workload(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rays", type=int, metavar="B", help="rays (pixels) per batch [4096]")
     p.add_argument("--samples", type=int, metavar="N", help="samples per ray [64; icarus 192]")
-    p.add_argument("--gaussians", type=int, metavar="G", help="Gaussians [rays*samples]")
+    p.add_argument("--gaussians", type=int, metavar="G", help="Gaussians in the scene [1000000]")
     p.add_argument("--fine", action="store_true", help="expand composites into their stages")
+    _model(p)
+
+
+def _model(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--model",
+        choices=MODELS,
+        default="realistic",
+        help="workload model of built-in pipelines: realistic, or spec (spec/pipelines.md "
+        "exactly) [realistic]",
+    )
 
 
 def _output(p: argparse.ArgumentParser) -> None:
@@ -49,7 +61,7 @@ def _output(p: argparse.ArgumentParser) -> None:
 def _graph(args: argparse.Namespace, name: str) -> Graph:
     from nerframe.analysis import load_graph
 
-    return load_graph(name, args.rays, args.samples, args.gaussians, args.fine)
+    return load_graph(name, args.rays, args.samples, args.gaussians, args.fine, args.model)
 
 
 def _schedule_options(p: argparse.ArgumentParser) -> None:
@@ -88,7 +100,7 @@ def _warn(lines: Sequence[str]) -> None:
 def cmd_pipelines(args: argparse.Namespace) -> None:
     from nerframe.builtin_pipelines import pipelines
 
-    emit(pipelines(), args.format, args.output)
+    emit(pipelines(args.model), args.format, args.output)
 
 
 def cmd_costs(args: argparse.Namespace) -> None:
@@ -131,7 +143,8 @@ def cmd_schedule(args: argparse.Namespace) -> None:
     if not _for_people(args):
         emit(table, args.format, args.output)
         return
-    view = ["op_id", "op_type", "backward", "module", "instances", "start_cycle", "end_cycle"]
+    view = ["op_id", "op_type", "backward", "scope", "module", "instances", "start_cycle"]
+    view += ["end_cycle"]
     view += ["compute_cycles", "memory_cycles", "bound", "energy_j"]
     sys.stdout.write(to_text(result.schedule.select(view), "table"))
     summary = result.summary.drop("graph", "accelerator", "message").row(0, named=True)
@@ -156,6 +169,7 @@ def cmd_analyze(args: argparse.Namespace) -> None:
         samples=args.samples,
         gaussians=args.gaussians,
         report=args.report,
+        model=args.model,
     )
     view = ["graph", "accelerator", "status", "fps", "frame_time_s", "energy_per_frame_j"]
     view += ["avg_power_w", "area_mm2", "dram_utilization", "bottleneck_module"]
@@ -341,6 +355,7 @@ def parser() -> argparse.ArgumentParser:
     sub = top.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     p = sub.add_parser("pipelines", help="list the built-in pipelines")
+    _model(p)
     _output(p)
     p.set_defaults(run=cmd_pipelines)
 

@@ -33,7 +33,10 @@ class Graph:
     `ops` has op ids ``0..n-1`` in row order; `edges` has ``data`` edges (a DAG,
     the precedence constraints) and ``feedback`` edges (a training iteration's
     update flowing into the next; kept, never scheduled). `frame_pixels` is how
-    many pixels one frame holds (a frame takes ``ceil(frame_pixels / B)`` batches).
+    many pixels one frame holds; `rendered_fraction` the share of them the graph
+    renders (the rest are warped from earlier frames, as CICERO does). Ops of
+    scope ``batch`` run once per batch of B rays, ops of scope ``frame`` once per
+    frame (see `nerframe.schedule`).
     """
 
     name: str
@@ -41,16 +44,24 @@ class Graph:
     edges: pl.DataFrame
     frame_pixels: int
     kind: str = "inference"
+    rendered_fraction: float = 1.0
 
     @property
     def rays(self) -> int:
-        """B: rays (or pixels) in one batch, the largest B of the graph's rows."""
-        return int(self.ops["B"].max() or 1)
+        """B: rays (or pixels) in one batch, the largest B of the graph's
+        batch-scope rows (0 when every row is frame-scoped)."""
+        rays = self.ops.filter(pl.col("scope") == "batch")["B"].drop_nulls().to_numpy()
+        return int(rays.max(initial=0))
+
+    @property
+    def rendered_pixels(self) -> int:
+        """Pixels of a frame that run the graph: ``ceil(frame_pixels * rendered_fraction)``."""
+        return math.ceil(self.frame_pixels * self.rendered_fraction)
 
     @property
     def batches(self) -> int:
-        """Batches per frame: ``ceil(frame_pixels / B)``."""
-        return -(-self.frame_pixels // self.rays)
+        """Batches per frame: ``ceil(rendered_pixels / B)`` (0 without batch-scope rows)."""
+        return -(-self.rendered_pixels // self.rays) if self.rays else 0
 
     def data_edges(self) -> tuple[np.ndarray, np.ndarray]:
         """(src, dst) of the data edges as int64 arrays."""
@@ -64,12 +75,14 @@ def graph(
     edges: Iterable[tuple[int, int] | tuple[int, int, str]] | pl.DataFrame = (),
     frame_pixels: int = 800 * 800,
     kind: str = "inference",
+    rendered_fraction: float = 1.0,
 ) -> Graph:
     """A validated `Graph` from ops records (or an ops DataFrame) and edges.
 
     Edges are ``(src, dst)`` or ``(src, dst, kind)`` tuples, or a DataFrame
     with ``src``, ``dst`` and optionally ``kind`` columns. Raises `NerframeError`
-    for an edge to a missing op or a cycle among data edges (naming its ops).
+    for an edge to a missing op, a cycle among data edges (naming its ops), a
+    frame-scoped op between batch-scoped ones, or a `rendered_fraction` outside (0, 1].
 
     >>> g = graph("tiny", [{"op_type": "UniformSampler", "B": 64, "N": 8},
     ...                    {"op_type": "RGBRenderer", "B": 64, "N": 8}], [(0, 1)])
@@ -102,9 +115,56 @@ def graph(
             f"graph {name!r}: edge {src}->{dst} points to a missing op "
             f"(op ids are 0..{len(ids) - 1})"
         )
-    result = Graph(name, table, edges, int(frame_pixels), kind)
-    topological_order(result)
+    if isinstance(rendered_fraction, bool) or not 0 < rendered_fraction <= 1:
+        raise NerframeError(
+            f"graph {name!r}: rendered_fraction must be a number in (0, 1], "
+            f"got {rendered_fraction!r}"
+        )
+    result = Graph(name, table, edges, int(frame_pixels), kind, float(rendered_fraction))
+    phases(result)
     return result
+
+
+PHASES = ("pre", "batch", "post")
+"""The parts of a frame, in order: frame-scoped ops before the batches, the
+batch-scoped ops (once per batch), frame-scoped ops after the batches."""
+
+
+def phases(g: Graph) -> np.ndarray:
+    """The phase of every op (an index into `PHASES`), checking the data edges.
+
+    A frame-scoped op runs before the batches (phase 0) unless a batch-scoped op
+    precedes it, then after them (phase 2); batch-scoped ops are phase 1. A
+    frame-scoped op with batch-scoped ops both upstream and downstream cannot run
+    once per frame: `NerframeError` naming it. A cycle among data edges is a
+    `nerframe.CycleError` (see `dag_of`).
+
+    >>> import nerframe
+    >>> phases(nerframe.pipeline("gscore")).tolist()
+    [0, 0, 0, 0, 1]
+    """
+    batch = (g.ops["scope"] == "batch").to_numpy()
+    d = dag_of(g)
+    if batch.all():
+        return np.ones(batch.size, np.int64)
+    succ = [d.succ_idx[d.succ_ptr[i] : d.succ_ptr[i + 1]].tolist() for i in range(batch.size)]
+    after_batch = np.zeros(batch.size, bool)  # a batch-scoped op precedes it
+    for op in d.topo.tolist():
+        for b in succ[op]:
+            after_batch[b] |= after_batch[op] or batch[op]
+    before_batch = np.zeros(batch.size, bool)  # a batch-scoped op follows it
+    for op in d.topo[::-1].tolist():
+        before_batch[op] = any(before_batch[b] or batch[b] for b in succ[op])
+    stuck = ~batch & after_batch & before_batch
+    if stuck.any():
+        op = int(np.argmax(stuck))
+        names = g.ops["op_type"].to_list()
+        raise NerframeError(
+            f"graph {g.name!r}: op {op} ({names[op]}) has scope 'frame' but lies between "
+            "batch-scoped ops (a batch-scoped op precedes and another follows it); make it "
+            "'batch' or move it before or after the batch-scoped part"
+        )
+    return np.where(batch, 1, np.where(after_batch, 2, 0))
 
 
 def topological_order(g: Graph) -> np.ndarray:
@@ -170,7 +230,7 @@ def _edges(name: str, edges: list[tuple[int, int, str]]) -> pl.DataFrame:
 
 def _stage(row: Mapping[str, object], stage: str, position: int) -> dict[str, object]:
     """The record of one stage of a composite row."""
-    record = {"op_type": stage, "backward": row["backward"], "bitwidth": row["bitwidth"]}
+    record = {key: row[key] for key in ("backward", "bitwidth", "scope")} | {"op_type": stage}
     record.update({p: row[p] for p in op_types()[stage].parameters if row.get(p) is not None})
     if row["op_type"] == "FrustumCullingProjection" and position > 0:
         # Stages after culling see only the kept Gaussians: ceil(cull_ratio * G).
@@ -181,9 +241,10 @@ def _stage(row: Mapping[str, object], stage: str, position: int) -> dict[str, ob
 def read_graph(path: str | Path) -> Graph:
     """A graph from a JSON or YAML file holding ``{"name", "ops": [records],
     "edges": [[src, dst] or [src, dst, kind] or {"src", "dst", "kind"}],
-    "frame_pixels", "kind"}``.
+    "frame_pixels", "rendered_fraction", "kind"}``.
 
-    Only ``ops`` is required; the name defaults to the file's stem. A trace file
+    Only ``ops`` is required; the name defaults to the file's stem. An op
+    record may give its ``scope`` (``frame`` or ``batch``). A trace file
     (``*.trace.json``) gives its traced graph (`nerframe.trace.read_traced_graph`).
     """
     path = Path(path)
@@ -194,13 +255,17 @@ def read_graph(path: str | Path) -> Graph:
     document = _document(path)
     if not isinstance(document, dict) or not isinstance(document.get("ops"), list):
         raise NerframeError(f"{path}: not a graph file (expected an object with an 'ops' list)")
-    unknown = set(document) - {"name", "ops", "edges", "frame_pixels", "kind", "notes"}
+    fields = {"name", "ops", "edges", "frame_pixels", "rendered_fraction", "kind", "notes"}
+    unknown = set(document) - fields
     if unknown:
         raise NerframeError(f"{path}: unknown field {sorted(unknown)[0]!r}")
     edges = [_edge(e, path) for e in document.get("edges") or []]
     pixels = document.get("frame_pixels", 800 * 800)
     if isinstance(pixels, bool) or not isinstance(pixels, int) or pixels < 1:
         raise NerframeError(f"{path}: frame_pixels must be an integer >= 1, got {pixels!r}")
+    fraction = document.get("rendered_fraction", 1.0)
+    if isinstance(fraction, bool) or not isinstance(fraction, int | float):
+        raise NerframeError(f"{path}: rendered_fraction must be a number, got {fraction!r}")
     try:
         return graph(
             str(document.get("name", path.stem)),
@@ -208,6 +273,7 @@ def read_graph(path: str | Path) -> Graph:
             edges,
             frame_pixels=pixels,
             kind=str(document.get("kind", "inference")),
+            rendered_fraction=fraction,
         )
     except NerframeError as e:
         raise NerframeError(f"{path}: {e}") from None

@@ -3,14 +3,16 @@
 `operators` turns records (dicts) or a DataFrame into a validated ops table:
 unknown op types and parameters are refused with a suggestion, defaults are
 filled from the catalogue, parameters an op type does not use are null, and
-every value is checked (counts >= 1, ratios in (0, 1], flags boolean).
+every value is checked (counts >= 1, ratios in (0, 1], flags boolean). Each
+row's ``scope`` (``frame``: once per frame, ``batch``: once per batch of rays)
+defaults to its op type's scope in the catalogue.
 
 >>> import nerframe
 >>> ops = nerframe.operators([{"op_type": "UniformSampler", "B": 4096, "N": 64},
 ...                           {"op_type": "MLP", "B": 4096, "N": 64, "in_dim": 32,
 ...                            "num_layers": 3, "layer_width": 64, "out_dim": 4}])
->>> ops.select("op_id", "op_type", "category", "use_bias").rows()
-[(0, 'UniformSampler', 'SAMPLING', None), (1, 'MLP', 'COMPUTATION', True)]
+>>> ops.select("op_id", "op_type", "category", "scope", "use_bias").rows()
+[(0, 'UniformSampler', 'SAMPLING', 'batch', None), (1, 'MLP', 'COMPUTATION', 'batch', True)]
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import polars as pl
 
 from nerframe.errors import NerframeError, did_you_mean
 from nerframe.schemas import OPS
-from nerframe.taxonomy import OP_TYPES, PARAMETER, PARAMETERS, op_types
+from nerframe.taxonomy import OP_TYPES, PARAMETER, PARAMETERS, SCOPES, op_types
 
 _INT_RANGE = {pl.Int32(): (-(2**31), 2**31 - 1), pl.Int64(): (-(2**63), 2**63 - 1)}
 _BASE = {"graph", "op_id", "op_type", "category", "backward", "bitwidth"}
@@ -37,7 +39,8 @@ def operators(
 
     Each record needs ``op_type`` and the op type's required parameters; it may
     give ``graph`` (default `graph`), ``op_id`` (default: its position),
-    ``backward`` (false), ``bitwidth`` (16) and any parameter of its op type.
+    ``backward`` (false), ``bitwidth`` (16), ``scope`` (``frame`` or ``batch``;
+    default: the op type's) and any parameter of its op type.
     Raises `NerframeError` naming the row and the culprit on any bad input.
 
     >>> operators([{"op_type": "Sorting", "B": 4, "N": 8}])["bitwidth"].item()
@@ -88,7 +91,7 @@ def validate(ops: pl.DataFrame, thorough: bool = True) -> pl.DataFrame:
         problems["op_id", "{c} must be unique within its graph, got {v!r}"] = pl.struct(
             "graph", "op_id"
         ).is_duplicated()
-    for column in ("graph", "op_id", "op_type", "backward", "bitwidth"):
+    for column in ("graph", "op_id", "op_type", "backward", "bitwidth", "scope"):
         if ops.get_column(column).has_nulls():
             problems[column, "{c} must not be null"] = pl.col(column).is_null()
     found = ops.select(expr.any().alias(str(i)) for i, expr in enumerate(problems.values())).row(0)
@@ -192,6 +195,8 @@ def _coerce(key: str, value: object, where: str) -> object:
         return items
     if not isinstance(value, str):
         raise NerframeError(f"{bad}must be a string, got {value!r}")
+    if key == "scope" and value not in SCOPES:
+        raise NerframeError(f"{bad}must be 'frame' or 'batch', got {value!r}")
     return value
 
 
@@ -233,14 +238,18 @@ def _from_frame(frame: pl.DataFrame) -> pl.DataFrame:
 
 
 def _complete(frame: pl.DataFrame, graph: str) -> pl.DataFrame:
-    """Fill what the catalogue decides: category, op ids, flags, bitwidth, defaults."""
+    """Fill what the catalogue decides: category, op ids, flags, bitwidth, scope, defaults."""
     category = {t.name: t.category for t in op_types().values()}
+    scope = {t.name: t.scope for t in op_types().values()}
     filled = [
         pl.col("graph").fill_null(graph),
         pl.coalesce("op_id", pl.int_range(pl.len(), dtype=pl.Int32)).alias("op_id"),
         pl.col("op_type").replace_strict(category, return_dtype=OPS["category"]).alias("category"),
         pl.col("backward").fill_null(False),
         pl.col("bitwidth").fill_null(16),
+        pl.col("scope").fill_null(
+            pl.col("op_type").replace_strict(scope, return_dtype=OPS["scope"])
+        ),
     ]
     given = frame.get_column("category")
     if given.null_count() < given.len():

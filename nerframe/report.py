@@ -349,6 +349,29 @@ _RENDER = """
 """.strip()
 
 
+def _conventions(run: dict) -> str:
+    """The workload conventions the figures follow (README, docs/model.md)."""
+    spec = run.get("model") == "spec"
+    scopes = (
+        "every op runs once per batch and G = B·N, exactly as spec/pipelines.md has it"
+        if spec
+        else "ops of scope <em>frame</em> (per-Gaussian work: culling, projection, tile "
+        "tests, spherical harmonics, sorting, a training step's per-Gaussian update) run "
+        "once per frame, before or after the batches; ops of scope <em>batch</em> once "
+        "per batch; G is the scene's Gaussians (1 M by default)"
+    )
+    return (
+        "<h3>Workload conventions</h3><p>"
+        f"Workload model: <strong>{'spec' if spec else 'realistic'}</strong>. "
+        "B is the rays (pixels) of one batch, N the samples per ray (for Gaussian "
+        "splatting, the Gaussians blended per pixel), and a frame of <code>frame_pixels</code> "
+        "pixels takes ceil(rendered pixels / B) batches; "
+        f"{scopes}. For a training pipeline a frame is one training iteration over a "
+        "frame's rays, so <em>fps</em> reads as iterations per second. "
+        "docs/model.md lists every departure from the spec and its source.</p>"
+    )
+
+
 def build_report(store: str | Path, output: str | Path | None = None) -> Path:
     """Write the report of `store` (``report.html`` or `output`, ``summary.md`` and
     ``charts/``) and return the HTML path."""
@@ -377,6 +400,7 @@ def build_report(store: str | Path, output: str | Path | None = None) -> Path:
     page.add('<section id="overview"><h2>Overview</h2>')
     page.figure("matrix", charts.matrix_chart(summary))
     page.add(_summary_table(summary))
+    page.add(_conventions(manifest.get("run") or {}))
     unmapped = summary.filter(pl.col("status") != "ok")
     if unmapped.height:
         page.add("<h3>Unmapped pairs</h3><ul>")

@@ -1,11 +1,22 @@
 """Scheduling a graph on an accelerator: per-op schedule and per-frame PPA.
 
-Maps every op to a module, list-schedules one batch with the numba kernel
-(`nerframe.kernels.schedule`), and turns the batch into frame figures:
-``frame_cycles = makespan + (batches - 1) * interval`` when batches stream
-through the modules (``pipelined``), else ``batches * makespan``. For a
-training pipeline a "frame" is one training iteration over ``frame_pixels``
-rays, so fps reads as iterations per second.
+Maps every op to a module and splits the graph into the phases of a frame
+(`nerframe.graphs.phases`): frame-scoped ops before the batches (``pre``), the
+batch-scoped ops (``batch``, run once per batch of B rays) and frame-scoped ops
+after the batches (``post``, e.g. a training step's per-Gaussian update). Each
+phase is list-scheduled with the numba kernel (`nerframe.kernels.schedule`) and
+the phases run one after another:
+
+    frame_cycles = pre + stream + post, where stream =
+        makespan + (batches - 1) * interval   when batches stream through the
+                                              modules (``pipelined``),
+        batches * makespan                    otherwise;
+    energy per frame = pre + batches * batch + post.
+
+``makespan`` and ``interval`` are those of one batch. A graph with only batch
+ops is exactly ``spec/hardware.md``'s frame model. For a training pipeline a
+"frame" is one training iteration over ``frame_pixels`` rays, so fps reads as
+iterations per second.
 
 >>> import nerframe
 >>> s = nerframe.schedule(nerframe.pipeline("neurex"), "neurex")
@@ -16,15 +27,16 @@ rays, so fps reads as iterations per second.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import polars as pl
 
 from nerframe.costing import costs
 from nerframe.errors import NerframeError
-from nerframe.graphs import Graph, dag_of
+from nerframe.graphs import Graph, phases
 from nerframe.hardware import Accelerator, accelerator, map_operators
-from nerframe.kernels.dag import Dag
+from nerframe.kernels.dag import Dag, dag
 from nerframe.kernels.schedule import ConfigArrays, OpArrays, ScheduleResult, schedule_configs
 from nerframe.schemas import SCHEDULE, SUMMARY
 
@@ -77,81 +89,145 @@ class Configurations:
         return self.dram_bandwidth_gbps * 1e9 / (self.frequency_mhz * 1e6)
 
 
+class _Part(NamedTuple):
+    """The ops of one phase (indices into the graph) and their induced sub-DAG."""
+
+    ops: np.ndarray
+    dag: Dag
+
+
+@dataclass(frozen=True)
+class FrameRun:
+    """Schedules of a frame's phases on C configurations: frame-scoped ops before
+    the batches (`pre`), one batch (`batch`) and frame-scoped ops after them
+    (`post`); a phase without ops is None. `bytes` holds each phase's DRAM bytes."""
+
+    pre: ScheduleResult | None
+    batch: ScheduleResult | None
+    post: ScheduleResult | None
+    bytes: tuple[float, float, float]
+
+    @property
+    def phases(self) -> tuple[ScheduleResult | None, ...]:
+        """(pre, batch, post)."""
+        return self.pre, self.batch, self.post
+
+
 @dataclass(frozen=True)
 class Mapped:
-    """A graph mapped onto an accelerator's modules, ready for the kernel."""
+    """A graph mapped onto an accelerator's modules and split into its phases,
+    ready for the kernel."""
 
     costs: pl.DataFrame
     module: np.ndarray
-    dag: Dag
+    parts: tuple[_Part | None, _Part | None, _Part | None]
 
     @classmethod
     def of(cls, graph: Graph, accel: Accelerator) -> Mapped:
-        """Costs, module of every op, data-edge CSR and a topological order.
-
-        Raises `nerframe.UnmappedError` when an op has no module.
+        """Costs, module of every op, and each phase's ops, data-edge CSR and
+        topological order. Raises `nerframe.UnmappedError` when an op has no
+        module, `NerframeError` for a frame-scoped op between batch-scoped ones.
         """
         table = costs(graph.ops)
         module = map_operators(table["op_type"], table["backward"], accel)
-        return cls(table, module, dag_of(graph))
+        phase = phases(graph)
+        src, dst = graph.data_edges()
+        parts: list[_Part | None] = []
+        for p in range(3):
+            ops = np.flatnonzero(phase == p)
+            if ops.size == 0:
+                parts.append(None)
+                continue
+            position = np.full(phase.size, -1, np.int64)
+            position[ops] = np.arange(ops.size)
+            inside = (phase[src] == p) & (phase[dst] == p)
+            s, d = position[src[inside]], position[dst[inside]]
+            parts.append(_Part(ops, dag(ops.size, s, d)))
+        return cls(table, module, (parts[0], parts[1], parts[2]))
 
-    def run(self, configs: Configurations, parallelism: str, keep_ops: bool) -> ScheduleResult:
-        """List-schedule one batch on every configuration."""
+    def run(self, configs: Configurations, parallelism: str, keep_ops: bool) -> FrameRun:
+        """List-schedule each phase (one batch of the batch phase) on every configuration."""
         if parallelism not in PARALLELISM:
             raise NerframeError(f"unknown parallelism {parallelism!r}; choose split or instance")
+        flops = self.costs["flops"].to_numpy()
+        nbytes = self.costs["bytes_total"].to_numpy()
         count = configs.module_count
-        return schedule_configs(
-            self.dag,
-            OpArrays(
-                self.module,
-                self.costs["flops"].to_numpy(),
-                self.costs["bytes_total"].to_numpy(),
-            ),
-            ConfigArrays(
-                count=count,
-                instances=count if parallelism == "split" else np.ones_like(count),
-                throughput=configs.module_throughput,
-                latency=configs.module_latency,
-                power_uw=configs.module_power_uw,
-                frequency_mhz=configs.frequency_mhz,
-                dram_bandwidth_gbps=configs.dram_bandwidth_gbps,
-                dram_pj_per_byte=configs.dram_pj_per_byte,
-            ),
-            keep_ops=keep_ops,
+        config_arrays = ConfigArrays(
+            count=count,
+            instances=count if parallelism == "split" else np.ones_like(count),
+            throughput=configs.module_throughput,
+            latency=configs.module_latency,
+            power_uw=configs.module_power_uw,
+            frequency_mhz=configs.frequency_mhz,
+            dram_bandwidth_gbps=configs.dram_bandwidth_gbps,
+            dram_pj_per_byte=configs.dram_pj_per_byte,
         )
+        results = [
+            None
+            if part is None
+            else schedule_configs(
+                part.dag,
+                OpArrays(self.module[part.ops], flops[part.ops], nbytes[part.ops]),
+                config_arrays,
+                keep_ops=keep_ops,
+            )
+            for part in self.parts
+        ]
+        moved = [0.0 if part is None else float(nbytes[part.ops].sum()) for part in self.parts]
+        return FrameRun(results[0], results[1], results[2], (moved[0], moved[1], moved[2]))
 
 
 def frame_figures(
-    run: ScheduleResult,
+    run: FrameRun,
     configs: Configurations,
     batches: int,
     pipelined: bool,
-    total_bytes: float,
 ) -> dict[str, np.ndarray]:
-    """Per-configuration frame figures from per-batch ones (summary columns).
+    """Per-configuration frame figures (summary columns) from a frame's phases;
+    ``bottleneck`` is a module index: the busiest module of the phase that takes
+    the most cycles of the frame (the batch stream on a tie).
 
-    Figures that need a non-zero frame time (fps, power) are NaN without one.
+    ``dram_utilization`` is the highest of the phases' bytes over what DRAM
+    delivers in the phase's makespan. Figures that need a non-zero frame time
+    (fps, power) are NaN without one.
     """
-    makespan, interval = run.makespan, run.interval
-    frame_cycles = makespan + (batches - 1) * interval if pipelined else batches * makespan
+    shape = configs.frequency_mhz.shape
+    zero = np.zeros(shape, np.int64)
+    pre, batch, post = (zero if r is None else r.makespan for r in run.phases)
+    interval = zero if run.batch is None else run.batch.interval
+    stream = batch + (batches - 1) * interval if pipelined else batches * batch
+    if run.batch is None:
+        stream = zero
+    frame_cycles = pre + stream + post
     frame_time = frame_cycles / (configs.frequency_mhz * 1e6)
-    energy = batches * run.energy_j
+    energy = np.zeros(shape)
+    for r, times in zip(run.phases, (1, batches, 1), strict=True):
+        if r is not None:
+            energy = energy + times * r.energy_j
+    # The phase that dominates the frame names the bottleneck; ties go to the batches.
+    spans = np.stack([stream, pre, post])
+    busiest = np.stack([zero if r is None else r.bottleneck for r in (run.batch, *run.phases[::2])])
+    bottleneck = np.take_along_axis(busiest, spans.argmax(axis=0)[None], axis=0)[0]
     with np.errstate(divide="ignore", invalid="ignore"):
         fps = np.where(frame_time > 0, 1 / frame_time, np.nan)
         power = np.where(frame_time > 0, energy / frame_time, np.nan)
-        utilization = np.where(
-            makespan > 0, total_bytes / (makespan * configs.bytes_per_cycle), 0.0
-        )
+        utilization = np.zeros(shape)
+        for span, nbytes in zip((pre, batch, post), run.bytes, strict=True):
+            phase = np.where(span > 0, nbytes / (span * configs.bytes_per_cycle), 0.0)
+            utilization = np.maximum(utilization, phase)
     return {
-        "batches": np.full(makespan.shape, batches, np.int64),
-        "makespan_cycles": makespan,
+        "batches": np.full(shape, batches, np.int64),
+        "pre_cycles": pre,
+        "makespan_cycles": batch,
         "interval_cycles": interval,
+        "post_cycles": post,
         "frame_cycles": frame_cycles,
         "frame_time_s": frame_time,
         "fps": fps,
         "energy_per_frame_j": energy,
         "avg_power_w": power,
         "dram_utilization": utilization,
+        "bottleneck": bottleneck,
     }
 
 
@@ -161,42 +237,68 @@ def schedule(
     parallelism: str = "split",
     pipelined: bool = True,
 ) -> Schedule:
-    """List-schedule one batch of `graph` on `accel` and derive the frame figures.
+    """List-schedule `graph`'s phases on `accel` and derive the frame figures.
 
     `parallelism` is ``"split"`` (an op takes every instance of its module) or
     ``"instance"`` (an op takes one; batches spread over the instances).
-    Raises `NerframeError` when an op cannot be mapped to a module.
+    The schedule table has one row per op, in frame time: ``pre`` ops from the
+    frame's start, batch ops as the first batch (after the ``pre`` ops), ``post``
+    ops after the last batch; ``energy_j`` is one run of the op (per batch for
+    batch ops, per frame for frame ops). Raises `NerframeError` when an op cannot
+    be mapped to a module.
     """
     accel = accelerator(accel) if isinstance(accel, str) else accel
     mapped = Mapped.of(graph, accel)
     configs = Configurations.of(accel)
     run = mapped.run(configs, parallelism, keep_ops=True)
+    figures = frame_figures(run, configs, graph.batches, pipelined)
+    n = mapped.costs.height
+    per_op = {
+        name: np.zeros(n, np.float64 if name == "energy_op" else np.int64)
+        for name in (
+            "instances",
+            "first_instance",
+            "start",
+            "end",
+            "duration",
+            "compute_cycles",
+            "memory_cycles",
+            "energy_op",
+        )
+    }
+    pre, post = figures["pre_cycles"][0], figures["post_cycles"][0]
+    offsets = (0, pre, figures["frame_cycles"][0] - post)
+    for part, result, offset in zip(mapped.parts, run.phases, offsets, strict=True):
+        if part is None or result is None:
+            continue
+        for name, values in per_op.items():
+            shift = offset if name in ("start", "end") else 0
+            values[part.ops] = getattr(result, name)[0] + shift
     table = mapped.costs
     names = np.array([m.name for m in accel.modules])
-    ops = table.select(*SCHEDULE.names()[:5], "flops", "bytes_total").with_columns(
+    ops = table.select(*SCHEDULE.names()[:6], "flops", "bytes_total").with_columns(
         accelerator=pl.lit(accel.name),
         module=pl.Series(names[mapped.module]),
-        instances=run.instances[0],
-        first_instance=run.first_instance[0],
-        start_cycle=run.start[0],
-        end_cycle=run.end[0],
-        duration_cycles=run.duration[0],
-        compute_cycles=run.compute_cycles[0],
-        memory_cycles=run.memory_cycles[0],
+        instances=per_op["instances"],
+        first_instance=per_op["first_instance"],
+        start_cycle=per_op["start"],
+        end_cycle=per_op["end"],
+        duration_cycles=per_op["duration"],
+        compute_cycles=per_op["compute_cycles"],
+        memory_cycles=per_op["memory_cycles"],
         bound=pl.Series(
-            np.where(run.compute_cycles[0] >= run.memory_cycles[0], "compute", "memory")
+            np.where(per_op["compute_cycles"] >= per_op["memory_cycles"], "compute", "memory")
         ),
-        energy_j=run.energy_op[0],
+        energy_j=per_op["energy_op"],
     )
-    total_bytes = float(table["bytes_total"].sum())
-    figures = frame_figures(run, configs, graph.batches, pipelined, total_bytes)
+    bottleneck = figures.pop("bottleneck")
     row = {
         **_pair(graph, accel, parallelism, pipelined),
         "status": "ok",
         **{name: values[0].item() for name, values in figures.items()},
-        "bottleneck_module": names[run.bottleneck[0]],
+        "bottleneck_module": names[bottleneck[0]],
         "total_flops": float(table["flops"].sum()),
-        "total_bytes": total_bytes,
+        "total_bytes": float(table["bytes_total"].sum()),
     }
     summary = pl.DataFrame([row], schema=SUMMARY).fill_nan(None)
     return Schedule(ops.select(SCHEDULE.names()).cast(SCHEDULE), summary)

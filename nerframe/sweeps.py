@@ -166,8 +166,8 @@ def _evaluate(
             arrays[field][:, modules.index(name.rpartition(".")[0])] = values
     configs = Configurations(**arrays)
     run = mapped.run(configs, parallelism, keep_ops=False)
-    total_bytes = float(mapped.costs["bytes_total"].sum())
-    figures = frame_figures(run, configs, graph.batches, pipelined, total_bytes)
+    figures = frame_figures(run, configs, graph.batches, pipelined)
+    bottleneck = figures.pop("bottleneck")
     area = (configs.module_area_um2 * configs.module_count).sum(axis=1) + accel.sram_area_um2
     peak = (configs.module_throughput * configs.module_count).sum(axis=1) * configs.frequency_mhz
     figures_table = pl.DataFrame(
@@ -177,7 +177,7 @@ def _evaluate(
             **figures,
             "area_mm2": area / 1e6,
             "peak_tflops": peak * 1e6 / 1e12,
-            "bottleneck_module": pl.Series(modules).gather(run.bottleneck),
+            "bottleneck_module": pl.Series(modules).gather(bottleneck),
         }
     )
     return figures_table.select(

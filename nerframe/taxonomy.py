@@ -23,7 +23,7 @@ import polars as pl
 
 CATEGORIES: tuple[str, ...] = ("SAMPLING", "ENCODING", "COMPUTATION", "BLENDING", "OPTIMIZATION")
 
-_TILING = "image_w=1280 image_h=720 tile=16"
+_TILING = "image_w=1280 image_h=720 tile=16 tiles_per_gaussian=0"
 _HASH = "B N input_dim=3 num_levels=16 features_per_level=2 log2_hashmap_size=19"
 
 # (op_type, category, parameters, composite stages)
@@ -75,6 +75,24 @@ _OP_TYPES: tuple[tuple[str, str, str, str], ...] = (
 OP_TYPES: tuple[str, ...] = tuple(row[0] for row in _OP_TYPES)
 """Every op type, in catalogue order (the position is the kernel's dispatch code)."""
 
+SCOPES: tuple[str, ...] = ("frame", "batch")
+"""When an op runs: once per frame (``frame``) or once per batch of rays (``batch``)."""
+
+# Op types whose default scope is "frame": their work is per Gaussian (a scene
+# quantity), so it is done once per rendered frame whatever the pixel batching.
+# Every other op type's work is per ray or pixel and defaults to "batch"; a row
+# may override its scope (e.g. SphericalHarmonics evaluated once per Gaussian).
+_FRAME_SCOPED = frozenset(
+    {
+        "FrustumCulling",
+        "Projection",
+        "AABBIntersection",
+        "OBBIntersection",
+        "FrustumCullingProjection",
+        "SubtileSkip",
+    }
+)
+
 
 @dataclass(frozen=True)
 class Parameter:
@@ -115,6 +133,9 @@ PARAMETERS: tuple[Parameter, ...] = (
     Parameter("image_h", "count", pl.Int32(), description="image height in pixels"),
     Parameter("tile", "count", pl.Int32(), description="tile edge in pixels"),
     Parameter("tile_keep_ratio", "ratio", pl.Float64(), description="share of tiles hit"),
+    Parameter(
+        "tiles_per_gaussian", "count", pl.Int32(), 0, "tiles a Gaussian overlaps (0: all tiles)"
+    ),
     Parameter("coarse_prop", "ratio", pl.Float64(), description="share of important patches"),
     Parameter("patch_size", "count", pl.Int32(), description="patch edge in pixels"),
     Parameter("channels", "count", pl.Int32(), description="recovered channels"),
@@ -134,6 +155,7 @@ class OpType:
     required: tuple[str, ...]
     defaults: dict[str, object]
     stages: tuple[str, ...]
+    scope: str
 
     @property
     def parameters(self) -> tuple[str, ...]:
@@ -166,18 +188,23 @@ def op_types() -> dict[str, OpType]:
                 defaults[key] = _parse_default(key, default)
             else:
                 required.append(key)
+        scope = "frame" if name in _FRAME_SCOPED else "batch"
         parsed[name] = OpType(
-            name, code, category, tuple(required), defaults, tuple(stages.split())
+            name, code, category, tuple(required), defaults, tuple(stages.split()), scope
         )
     return parsed
 
 
 def catalogue() -> pl.DataFrame:
-    """The catalogue as a DataFrame: one row per op type.
+    """The catalogue as a DataFrame: one row per op type, with its category,
+    required parameters, defaults, composite stages and default ``scope``
+    (``frame``: once per frame, ``batch``: once per batch of rays).
 
     >>> import nerframe
     >>> nerframe.catalogue().height
     32
+    >>> nerframe.catalogue().filter(op_type="SubtileSkip")["scope"].item()
+    'frame'
     """
     rows = [
         {
@@ -187,6 +214,7 @@ def catalogue() -> pl.DataFrame:
             "required": list(t.required),
             "defaults": ", ".join(f"{k}={_show(v)}" for k, v in t.defaults.items()),
             "stages": list(t.stages),
+            "scope": t.scope,
         }
         for t in op_types().values()
     ]

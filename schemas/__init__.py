@@ -2,7 +2,7 @@
 
 Each table is declared once, as a polars schema; `arrow(name)` gives the same
 schema as Arrow (what Parquet files in a result store carry). Enumerated string
-columns (``op_type``, ``category``, ``kind``, ``bound``, ``status``) are polars
+columns (``op_type``, ``category``, ``scope``, ``kind``, ``bound``, ``status``) are polars
 ``Enum`` columns, so they are validated on construction and cost one byte a row.
 
 >>> from nerframe import schemas
@@ -15,10 +15,11 @@ from __future__ import annotations
 import polars as pl
 import pyarrow as pa
 
-from nerframe.taxonomy import CATEGORIES, OP_TYPES, PARAMETERS
+from nerframe.taxonomy import CATEGORIES, OP_TYPES, PARAMETERS, SCOPES
 
 OP_TYPE = pl.Enum(OP_TYPES)
 CATEGORY = pl.Enum(CATEGORIES)
+SCOPE = pl.Enum(SCOPES)
 EDGE_KIND = pl.Enum(["data", "feedback"])
 BOUND = pl.Enum(["compute", "memory"])
 STATUS = pl.Enum(["ok", "unmapped"])
@@ -35,6 +36,7 @@ OPS = pl.Schema(
     {
         **_IDENTITY,
         "bitwidth": pl.Int32(),
+        "scope": SCOPE,
         **{p.name: p.dtype for p in PARAMETERS},
     }
 )
@@ -92,6 +94,7 @@ MODULES = pl.Schema(
 SCHEDULE = pl.Schema(
     {
         **_IDENTITY,
+        "scope": SCOPE,
         "accelerator": pl.String(),
         "module": pl.String(),
         "instances": pl.Int64(),
@@ -119,8 +122,10 @@ SUMMARY = pl.Schema(
         "rays": pl.Int64(),
         "frame_pixels": pl.Int64(),
         "batches": pl.Int64(),
+        "pre_cycles": pl.Int64(),
         "makespan_cycles": pl.Int64(),
         "interval_cycles": pl.Int64(),
+        "post_cycles": pl.Int64(),
         "frame_cycles": pl.Int64(),
         "frame_time_s": pl.Float64(),
         "fps": pl.Float64(),

@@ -18,12 +18,12 @@ def matrix(tmp_path_factory: pytest.TempPathFactory) -> nerframe.Analysis:
     return nerframe.analyze(["all"], "all", output=out, report=False)
 
 
-def test_matrix_has_72_pairs_with_unmapped_reasons(matrix: nerframe.Analysis) -> None:
+def test_matrix_has_80_pairs_with_unmapped_reasons(matrix: nerframe.Analysis) -> None:
     s = matrix.summary
-    assert s.height == 9 * 8
+    assert s.height == 10 * 8  # 10 built-in pipelines (gbu_train included) x 8 accelerators
     ok = s.filter(status="ok")
     unmapped = s.filter(status="unmapped")
-    assert ok.height + unmapped.height == 72
+    assert ok.height + unmapped.height == 80
     assert unmapped["message"].str.contains("has no module for op types").all()
     assert unmapped["fps"].is_null().all()
     assert ok["fps"].is_not_null().all()
@@ -34,7 +34,7 @@ def test_matrix_has_72_pairs_with_unmapped_reasons(matrix: nerframe.Analysis) ->
 def test_store_tables_follow_their_schemas(matrix: nerframe.Analysis) -> None:
     store = matrix.store
     manifest = json.loads((store / "store.json").read_text())
-    assert manifest["rows"]["summary"] == 72
+    assert manifest["rows"]["summary"] == 80
     for table in (
         "ops",
         "edges",

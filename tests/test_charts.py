@@ -209,6 +209,7 @@ def test_gantt_chart_merges_ops_beyond_max_rows() -> None:
             "op_type": ["MLP"] * n,
             "category": rng.choice(["COMPUTATION", "BLENDING"], n),
             "backward": [False] * n,
+            "scope": ["batch"] * n,
             "accelerator": ["npu"] * n,
             "module": rng.choice(["a", "b", "c"], n),
             "instances": [1] * n,

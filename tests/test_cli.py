@@ -30,7 +30,7 @@ def test_pipelines_table(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_costs_table_has_totals(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["costs", "neurex"]) == 0
+    assert main(["costs", "neurex", "--model", "spec"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[-1].startswith("total") and "7,887,388,672" in lines[-1]
 
@@ -41,7 +41,9 @@ def test_costs_formats(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     assert [r["op_type"] for r in rows][:2] == ["FrustumCulling", "Projection"]
     assert rows[0]["G"] == 1_000_000
     for suffix in ("csv", "json", "parquet"):
-        assert main(["costs", "neurex", "-o", str(tmp_path / f"c.{suffix}")]) == 0
+        assert (
+            main(["costs", "neurex", "--model", "spec", "-o", str(tmp_path / f"c.{suffix}")]) == 0
+        )
     frame = pl.read_parquet(tmp_path / "c.parquet")
     assert frame["flops"].sum() == 7_887_388_672
     assert pl.read_csv(tmp_path / "c.csv")["flops"].sum() == 7_887_388_672

@@ -64,7 +64,7 @@ PIPELINE_TOTALS = {
 
 @pytest.mark.parametrize("name", PIPELINE_TOTALS)
 def test_pipeline_totals(name: str) -> None:
-    g = nerframe.pipeline(name)
+    g = nerframe.pipeline(name, model="spec")
     assert nerframe.costs(g.ops)["flops"].sum() == PIPELINE_TOTALS[name]
     assert nerframe.costs(nerframe.expand(g).ops)["flops"].sum() == PIPELINE_TOTALS[name]
 
@@ -168,6 +168,7 @@ _VALUES = {
     "image_h": st.integers(1, 4000),
     "tile": st.integers(1, 64),
     "tile_keep_ratio": st.floats(1e-6, 1.0),
+    "tiles_per_gaussian": st.integers(0, 20_000),
     "coarse_prop": st.floats(1e-6, 1.0),
     "patch_size": st.integers(1, 8),
     "channels": st.integers(1, 8),

@@ -20,7 +20,8 @@ NATIVE_OPS = {
     "gaurast": 4,
     "srender": 10,
     "gsarch": 10,
-    "gbu": 11,
+    "gbu": 6,
+    "gbu_train": 11,
     "instant3d": 8,
 }
 
@@ -40,11 +41,21 @@ def test_pipeline_shape(name: str) -> None:
 
 def test_workload_parameters() -> None:
     g = nerframe.pipeline("gsarch", rays=1024, samples=16, gaussians=3_000_000)
-    assert set(g.ops["G"].drop_nulls()) == {3_000_000}
-    assert set(g.ops["B"].drop_nulls()) == {1024}
+    assert g.ops["G"].drop_nulls().to_list() == [3_000_000]
+    assert set(g.ops.filter(scope="batch")["B"]) == {1024}
+    assert set(g.ops.filter(scope="batch")["N"]) == {16}
     assert g.batches == -(-1280 * 720 // 1024)
     assert nerframe.pipeline("icarus").ops["N"].to_list() == [192] * 4
-    assert set(nerframe.pipeline("gscore").ops["G"].drop_nulls()) == {4096 * 64}
+    assert set(nerframe.pipeline("gscore").ops["G"].drop_nulls()) == {1_000_000, 500_000}
+
+
+def test_spec_model_workload_parameters() -> None:
+    g = nerframe.pipeline("gsarch", rays=1024, samples=16, gaussians=3_000_000, model="spec")
+    assert set(g.ops["G"].drop_nulls()) == {3_000_000}
+    assert set(g.ops["B"].drop_nulls()) == {1024}
+    assert set(g.ops["scope"]) == {"batch"}
+    assert g.batches == -(-1280 * 720 // 1024)
+    assert set(nerframe.pipeline("gscore", model="spec").ops["G"].drop_nulls()) == {4096 * 64}
 
 
 def test_bitwidths() -> None:

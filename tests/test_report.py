@@ -310,3 +310,17 @@ def test_report_of_an_analyze_store(tmp_path: Path) -> None:
     assert len(list((store / "charts").glob("*.png"))) == 8
     roof = (store / "charts" / "roofline--neurex--neurex.svg").read_text()
     assert "neurex ridge" in roof and "A100 ridge" in roof
+
+
+def test_report_states_the_workload_conventions(tmp_path: Path) -> None:
+    from nerframe.analysis import analyze
+
+    spec = analyze(["gscore"], output=tmp_path / "spec", report=False, model="spec").store
+    page = build_report(spec).read_text()
+    assert "<h3>Workload conventions</h3>" in page
+    assert "Workload model: <strong>spec</strong>" in page
+    assert "G = B·N" in page and "iterations per second" in page
+    realistic = analyze(["gscore"], output=tmp_path / "real", report=False).store
+    page = build_report(realistic).read_text()
+    assert "Workload model: <strong>realistic</strong>" in page
+    assert "ops of scope <em>frame</em>" in page
