@@ -21,6 +21,7 @@ from nerframe.errors import (
     CycleError,
     InvalidInputError,
     NerframeError,
+    NerframeWarning,
     StoreError,
     UnmappedError,
 )
@@ -31,6 +32,9 @@ from nerframe.probing import probe
 from nerframe.rooflines import System, roofline
 from nerframe.scheduling import Schedule, schedule
 from nerframe.sql import query
+from nerframe.sweep_charts import pareto_chart, sensitivity_chart
+from nerframe.sweep_results import pareto
+from nerframe.sweep_specs import SweepSpec, sweep_spec
 from nerframe.sweeps import sweep
 from nerframe.taxonomy import catalogue
 from nerframe.trace import TracedGraph, trace_graph
@@ -42,8 +46,10 @@ __all__ = [
     "Graph",
     "InvalidInputError",
     "NerframeError",
+    "NerframeWarning",
     "Schedule",
     "StoreError",
+    "SweepSpec",
     "System",
     "TracedGraph",
     "UnmappedError",
@@ -55,6 +61,8 @@ __all__ = [
     "expand",
     "graph",
     "operators",
+    "pareto",
+    "pareto_chart",
     "pipeline",
     "pipelines",
     "probe",
@@ -62,7 +70,9 @@ __all__ = [
     "read_graph",
     "roofline",
     "schedule",
+    "sensitivity_chart",
     "sweep",
+    "sweep_spec",
     "trace_graph",
 ]
 __version__ = "0.1.0"
