@@ -41,7 +41,7 @@ from nerframe.trace.classify import LINEAR, ClassMap, Entry, check_parameter, cl
 from nerframe.trace.tracefile import SUFFIX, Call, Port, Trace, read_trace
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)  # Graph's short repr, not the tables'
 class TracedGraph(Graph):
     """A `Graph` made from a trace, with what the trace measured.
 
