@@ -1,39 +1,150 @@
-"""nerframe.sweep end to end: a 1,000,000-configuration grid on the neurex graph.
+"""Sweeps at campaign scale, measured in one run (``benchmark.extra_info``):
 
-Measured against the kernel alone on the same configurations (the Python side
-builds the configuration arrays and the result table), in the same run.
+- configurations/s of `nerframe.sweep` in memory and into a store, for the 5-op
+  neurex graph and a 20-op graph (four neurex passes chained; written here as a
+  graph file until traced graphs land), with the kernel alone as the ceiling;
+- store mode as a share of in-memory (asserted >= 60 %);
+- the local backend against a Dask LocalCluster on the same store sweep (parts
+  asserted byte-identical);
+- peak RSS of a 100 M-configuration sweep printing its best rows (asserted < 2 GB).
+
+The issue's target of 5 M configurations/s in memory for neurex on 2 cores is
+recorded as ``meets_5m_target``; the sweep spends most of its time in the
+scheduler kernel (``kernel_share``), whose own rate bounds it.
+Run with ``pytest benchmarks/test_bench_sweep.py``.
 """
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
 import numpy as np
+import pytest
 
 import nerframe
 from nerframe.scheduling import Configurations, Mapped
 
+CONFIGS = 1_000_000
 GRID = {
     "frequency_mhz": np.linspace(200, 2000, 100),
     "systolic_array_32x32.count": np.arange(1, 101),
     "index_generation_unit.count": np.arange(1, 101),
 }
+MIN_STORE_SHARE = 0.6
+TARGET_PER_S = 5e6
+MAX_RSS_MB = 2048
 
 
-def test_sweep_million(benchmark, best_of) -> None:
-    graph = nerframe.pipeline("neurex")
+def _twenty_ops(folder: Path) -> Path:
+    """Four neurex passes (sampler, hash encoding, MLP, two renderers) in one chain."""
+    ops, edges = [], []
+    for p in range(4):
+        base = len(ops)
+        ops += [
+            {"op_type": "UniformSampler", "B": 4096, "N": 64},
+            {"op_type": "HashEncoding", "B": 4096, "N": 64, "input_dim": 3, "num_levels": 16,
+             "features_per_level": 2, "log2_hashmap_size": 19},
+            {"op_type": "MLP", "B": 4096, "N": 64, "in_dim": 32, "num_layers": 4,
+             "layer_width": 64},
+            {"op_type": "RGBRenderer", "B": 4096, "N": 64},
+            {"op_type": "DensityRenderer", "B": 4096, "N": 64},
+        ]  # fmt: skip
+        edges += [[base, base + 1], [base + 1, base + 2], [base + 2, base + 3]]
+        edges += [[base + 2, base + 4]]
+        if p:
+            edges.append([base - 2, base])
+    path = folder / "twenty.json"
+    path.write_text(json.dumps({"name": "twenty", "ops": ops, "edges": edges}))
+    return path
+
+
+def _seconds(fn, repeat: int = 2) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+@pytest.mark.parametrize("graph_name", ["neurex", "twenty"])
+def test_sweep_rates(benchmark, graph_name: str, tmp_path: Path) -> None:
+    graph = (
+        nerframe.pipeline("neurex")
+        if graph_name == "neurex"
+        else nerframe.read_graph(_twenty_ops(tmp_path))
+    )
     accel = nerframe.accelerator("neurex")
     nerframe.sweep(graph, accel, {"frequency_mhz": [1000]})  # compile outside the timing
-    result = benchmark.pedantic(nerframe.sweep, args=(graph, accel, GRID), rounds=3, iterations=1)
-    assert result.height == 1_000_000
-    seconds = benchmark.stats.stats.min
-
-    configs = Configurations.of(accel)
-    repeat = {f: np.repeat(getattr(configs, f), 1_000_000, axis=0) for f in vars(configs)}
-    mapped = Mapped.of(graph, accel)
-    kernel = best_of(lambda: mapped.run(Configurations(**repeat), "split", keep_ops=False))
-    benchmark.extra_info.update(
-        configurations_per_s=round(1_000_000 / seconds),
-        placements_per_s=round(5_000_000 / seconds),
-        kernel_share=round(kernel / seconds, 2),
+    result = benchmark.pedantic(nerframe.sweep, args=(graph, accel, GRID), rounds=2, iterations=1)
+    assert result.height == CONFIGS
+    memory = benchmark.stats.stats.min
+    stores = iter(range(10))
+    store = _seconds(
+        lambda: nerframe.sweep(graph, accel, GRID, output=tmp_path / f"s{next(stores)}")
     )
-    # Building configurations and the result table may cost at most 4x the kernel.
-    assert kernel / seconds >= 0.2
+    configs = Configurations.of(accel)
+    repeat = {f: np.repeat(getattr(configs, f), CONFIGS, axis=0) for f in vars(configs)}
+    mapped = Mapped.of(graph, accel)
+    kernel = _seconds(lambda: mapped.run(Configurations(**repeat), "split", keep_ops=False))
+    benchmark.extra_info.update(
+        ops=graph.ops.height,
+        in_memory_per_s=round(CONFIGS / memory),
+        store_per_s=round(CONFIGS / store),
+        kernel_per_s=round(CONFIGS / kernel),
+        store_share=round(memory / store, 2),
+        kernel_share=round(kernel / memory, 2),
+        meets_5m_target=CONFIGS / memory >= TARGET_PER_S,
+    )
+    assert memory / store >= MIN_STORE_SHARE
+
+
+def test_local_against_dask_local_cluster(benchmark, tmp_path: Path) -> None:
+    pytest.importorskip("distributed", reason="optional: the dask extra is not installed")
+    graph = nerframe.pipeline("neurex")
+    spec = {"graphs": [graph], "hardware": "neurex", "grid": GRID, "chunk_size": 250_000}
+    local = _seconds(lambda: nerframe.sweep(spec, output=tempfile.mkdtemp(dir=tmp_path)), 1)
+    out = tmp_path / "dask"
+    benchmark.pedantic(
+        lambda: nerframe.sweep(spec, output=out, backend="dask"), rounds=1, iterations=1
+    )
+    dask = benchmark.stats.stats.min
+    nerframe.sweep(spec, output=tmp_path / "reference")
+    for part in sorted((tmp_path / "reference").rglob("*.parquet")):
+        twin = out / part.relative_to(tmp_path / "reference")
+        assert twin.read_bytes() == part.read_bytes()
+    benchmark.extra_info.update(
+        local_per_s=round(CONFIGS / local),
+        dask_per_s=round(CONFIGS / dask),
+        dask_over_local=round(local / dask, 2),
+    )
+
+
+def test_peak_rss_of_a_100m_sweep(benchmark) -> None:
+    code = (
+        "import resource, sys\n"
+        "from nerframe.cli import main\n"
+        "values = ','.join(str(v) for v in range(100, 10100))\n"
+        "counts = ','.join(str(v) for v in range(1, 10001))\n"
+        "main(['sweep', 'neurex', '--hardware', 'neurex', '--top', '3', '--yes',"
+        " '--vary', 'frequency_mhz=' + values, '--vary', 'systolic_array_32x32.count=' + counts])\n"
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024, file=sys.stderr)\n"
+    )
+
+    def run() -> int:
+        done = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        )
+        return int(done.stderr.strip().splitlines()[-1])
+
+    peak_mb = benchmark.pedantic(run, rounds=1, iterations=1)
+    seconds = benchmark.stats.stats.min
+    benchmark.extra_info.update(
+        configurations=100_000_000, peak_rss_mb=peak_mb, per_s=round(1e8 / seconds)
+    )
+    assert peak_mb < MAX_RSS_MB

@@ -21,6 +21,7 @@ from nerframe.errors import (
     CycleError,
     InvalidInputError,
     NerframeError,
+    NerframeWarning,
     StoreError,
     UnmappedError,
 )
@@ -30,6 +31,9 @@ from nerframe.ops import operators
 from nerframe.rooflines import System, roofline
 from nerframe.scheduling import Schedule, schedule
 from nerframe.sql import query
+from nerframe.sweep_charts import pareto_chart, sensitivity_chart
+from nerframe.sweep_results import pareto
+from nerframe.sweep_specs import SweepSpec, sweep_spec
 from nerframe.sweeps import sweep
 from nerframe.taxonomy import catalogue
 
@@ -40,8 +44,10 @@ __all__ = [
     "Graph",
     "InvalidInputError",
     "NerframeError",
+    "NerframeWarning",
     "Schedule",
     "StoreError",
+    "SweepSpec",
     "System",
     "UnmappedError",
     "accelerator",
@@ -52,12 +58,16 @@ __all__ = [
     "expand",
     "graph",
     "operators",
+    "pareto",
+    "pareto_chart",
     "pipeline",
     "pipelines",
     "query",
     "read_graph",
     "roofline",
     "schedule",
+    "sensitivity_chart",
     "sweep",
+    "sweep_spec",
 ]
 __version__ = "0.1.0"

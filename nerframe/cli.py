@@ -16,6 +16,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
@@ -23,6 +24,9 @@ from nerframe.builtin_pipelines import MODELS
 from nerframe.errors import NerframeError
 from nerframe.graphs import Graph
 from nerframe.output import FORMATS, emit, format_value, to_text
+
+if TYPE_CHECKING:
+    from nerframe.sweep_specs import SweepSpec
 
 COST_VIEW = ["op_id", "op_type", "category", "backward", "scope", "bitwidth", "B", "N", "G"]
 COST_TOTALS = ["flops", "bytes_in", "bytes_w", "bytes_out", "bytes_total"]
@@ -176,33 +180,153 @@ def cmd_analyze(args: argparse.Namespace) -> None:
     sys.stderr.write(f"wrote {result.store}/\n")
 
 
-def cmd_sweep(args: argparse.Namespace) -> None:
-    from nerframe.sweeps import sweep
+# Sweeps larger than this run only with --yes; otherwise they report an estimate.
+CONFIRM_ABOVE = 20_000_000
 
-    grid = dict(_axis(text) for text in args.vary)
-    result = sweep(
-        _graph(args, args.pipeline),
-        args.hardware,
-        grid,
-        parallelism=args.parallelism,
-        pipelined=args.pipelined,
-        output=args.output,
-    )
-    shown = result.sort("fps", descending=True, nulls_last=True, maintain_order=True)
-    if args.top:
+
+def cmd_sweep(args: argparse.Namespace) -> None:
+    from nerframe.progress import Progress
+    from nerframe.sweep_results import best, best_in_store, pareto, store_parts
+    from nerframe.sweep_specs import sweep_spec
+    from nerframe.sweeps import chunks, run
+
+    spec = sweep_spec(_sweep_data(args))
+    if args.backend != "local" and args.output is None:
+        raise NerframeError(f"the {args.backend} backend writes a store: give -o DIR")
+    if args.chart is not None and not args.pareto:
+        raise NerframeError("--chart draws the Pareto front: give --pareto too")
+    objectives = _objectives(args.pareto) if args.pareto else spec.objectives
+    if spec.configurations > CONFIRM_ABOVE and not args.yes:
+        raise NerframeError(_estimate(spec) + "; run it with --yes (or shrink the grid)")
+    order = next(iter(objectives.items()))  # rank rows by the first objective
+    figures = ["fps", "energy_per_frame_j", "avg_power_w", "area_mm2", "dram_utilization"]
+    view = ["graph"] if len(spec.graphs) > 1 else []
+    view += [*spec.workload, "config", *spec.grid]
+    view += [f for f in dict.fromkeys([*objectives, *figures]) if f not in view]
+    view.append("bottleneck_module")
+    with Progress(spec.configurations, "sweep", "configs") as bar:
+        if args.output is None:
+            rows = chunks(spec, bar)
+            shown = pareto(rows, objectives) if args.pareto else best(rows, args.top, *order)
+        else:
+            run(spec, args.output, args.backend, args.scheduler, bar)
+            shown = (
+                pareto(store_parts(args.output), objectives)
+                if args.pareto
+                else best_in_store(args.output, args.top, *order, spec.workload, view)
+            )
+    if args.chart is not None:  # the whole front, however many rows are printed
+        from nerframe.charts import save_chart
+        from nerframe.sweep_charts import pareto_chart
+
+        save_chart(pareto_chart(shown, objectives), args.chart)
+    if args.pareto and args.top:
         shown = shown.head(args.top)
-    view = ["config", *grid, "fps", "energy_per_frame_j", "avg_power_w", "area_mm2"]
-    emit(shown.select(*view, "dram_utilization", "bottleneck_module"), args.format)
+    emit(shown.select(view), args.format)
     if args.output is not None:
-        sys.stderr.write(f"wrote {args.output}/ ({result.height:,} configurations)\n")
+        sys.stderr.write(f"wrote {args.output}/ ({spec.configurations:,} configurations)\n")
+
+
+def _sweep_data(args: argparse.Namespace) -> dict[str, Any]:
+    """The sweep spec: the --spec file's, with the command line's choices on top."""
+    from nerframe.sweep_specs import is_workload_axis, read_spec
+
+    data = read_spec(args.spec) if args.spec is not None else {}
+    if args.pipelines:
+        data["graphs"] = list(args.pipelines)
+    elif "graphs" not in data:
+        raise NerframeError("name a pipeline or graph file to sweep (or give --spec FILE)")
+    if args.hardware is not None:
+        data["hardware"] = args.hardware
+    workload: dict[str, Any] = dict(data.get("workload") or {})
+    grid: dict[str, Any] = dict(data.get("grid") or {})
+    limits: dict[str, Any] = dict(data.get("constraints") or {})
+    seen: set[str] = set()
+    fixed = {"rays": args.rays, "samples": args.samples, "gaussians": args.gaussians}
+    given = [f"{name}={value}" for name, value in fixed.items() if value is not None]
+    for text in [*(args.vary or []), *given]:
+        name, values = _axis(text)
+        if name in seen:
+            raise NerframeError(f"{name} is given twice; list all its values in one --vary")
+        seen.add(name)
+        (workload if is_workload_axis(name) else grid)[name] = values
+    for flag, bounds in (("max", args.max), ("min", args.min)):
+        for text in bounds or []:
+            name, _, value = (part.strip() for part in text.partition("="))
+            try:
+                number = float(value)
+            except ValueError:
+                raise NerframeError(f"--{flag} expects FIGURE=VALUE, got {text!r}") from None
+            previous = limits.get(name, {})
+            limits[name] = {**(previous if isinstance(previous, dict) else {"max": previous})}
+            limits[name][flag] = number
+    data.update(workload=workload, grid=grid, constraints=limits)
+    if args.parallelism is not None:
+        data["parallelism"] = args.parallelism
+    if args.chunk_size is not None:
+        data["chunk_size"] = args.chunk_size
+    if args.fine:
+        data["fine"] = True
+    if args.model != "realistic" or "model" not in data:
+        data["model"] = args.model
+    if not args.pipelined:
+        data["pipelined"] = False
+    return data
+
+
+def _objectives(text: str) -> dict[str, str]:
+    from nerframe.sweep_specs import ALIASES, FIGURES
+
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    if len(names) < 2:
+        raise NerframeError(f"--pareto expects two or more figures, e.g. fps,energy; got {text!r}")
+    unknown = [n for n in names if ALIASES.get(n, n) not in FIGURES]
+    if unknown:
+        raise NerframeError(
+            f"--pareto: unknown figure {unknown[0]!r}; use {', '.join([*FIGURES, *ALIASES])}"
+        )
+    return {ALIASES.get(n, n): FIGURES[ALIASES.get(n, n)] for n in names}
+
+
+def _estimate(spec: SweepSpec) -> str:
+    """What a sweep would cost: time from a timed sample chunk, store size from its Parquet."""
+    import io
+    import time
+
+    from nerframe.sweeps import Evaluator, Task
+
+    sample = min(spec.hardware_points, 50_000)
+    evaluate = Evaluator(spec)
+    evaluate(Task(0, 0, 0, 0, min(sample, 1000)))  # compile and map outside the timing
+    start = time.perf_counter()
+    frame = evaluate(Task(0, 0, 0, 0, sample))
+    seconds = (time.perf_counter() - start) / sample * spec.configurations
+    buffer = io.BytesIO()
+    frame.write_parquet(buffer, compression="lz4")
+    gigabytes = buffer.tell() / sample * spec.configurations / 1e9
+    return (
+        f"this sweep has {spec.configurations:,} configurations: about "
+        f"{_duration(seconds)} on this machine and a {gigabytes:.3g} GB store"
+    )
+
+
+def _duration(seconds: float) -> str:
+    minutes, seconds = divmod(round(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{seconds:02d}s"
 
 
 def _axis(text: str) -> tuple[str, list[float]]:
     name, _, values = text.partition("=")
     try:
-        return name.strip(), [float(v) for v in values.split(",")]
+        return name.strip(), [_number(v) for v in values.split(",")]
     except ValueError:
         raise NerframeError(f"--vary expects PARAM=V1,V2,..., got {text!r}") from None
+
+
+def _number(text: str) -> float:
+    value = float(text)
+    return int(value) if value.is_integer() and "." not in text else value
 
 
 def cmd_roofline(args: argparse.Namespace) -> None:
@@ -224,9 +348,16 @@ def cmd_roofline(args: argparse.Namespace) -> None:
 
 
 def cmd_query(args: argparse.Namespace) -> None:
+    import warnings
+
+    from nerframe.errors import NerframeWarning
     from nerframe.sql import query
 
-    emit(query(args.query, args.store), args.format, args.output)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", NerframeWarning)
+        table = query(args.query, args.store)
+    _warn([str(w.message) for w in caught if issubclass(w.category, NerframeWarning)])
+    emit(table, args.format, args.output)
 
 
 def cmd_report(args: argparse.Namespace) -> None:
@@ -279,25 +410,41 @@ def parser() -> argparse.ArgumentParser:
     _workload(p)
     p.set_defaults(run=cmd_analyze)
 
-    p = sub.add_parser("sweep", help="one pipeline on a grid of accelerator variants")
-    p.add_argument("pipeline", help="a built-in pipeline or a graph file (.json)")
-    p.add_argument("--hardware", required=True, help="a built-in accelerator or a .json file")
+    p = sub.add_parser("sweep", help="graphs x workload points x accelerator variants")
+    p.add_argument("pipelines", nargs="*", help="built-in pipelines or graph files [the spec's]")
+    p.add_argument("--spec", type=Path, metavar="FILE", help="a YAML/JSON sweep spec")
+    p.add_argument("--hardware", help="a built-in accelerator or a .json file [the spec's]")
     p.add_argument(
         "--vary",
         action="append",
-        required=True,
         metavar="PARAM=V1,V2,...",
-        help="values to try: frequency_mhz, dram_bandwidth_gbps, dram_pj_per_byte or "
-        "MODULE.FIELD (count, throughput_ops_per_cycle, latency_cycles, power_uw, area_um2)",
+        help="values to try: workload (rays, samples, gaussians, bitwidth, OPTYPE.PARAM) or "
+        "hardware (frequency_mhz, dram_bandwidth_gbps, dram_pj_per_byte, MODULE.FIELD with "
+        "FIELD count, throughput_ops_per_cycle, latency_cycles, power_uw or area_um2)",
     )
     p.add_argument(
-        "--top", type=non_negative, default=10, help="rows to print, fastest first; 0: all"
+        "--max", action="append", metavar="FIGURE=V", help="a budget, e.g. area_mm2=5, power=2"
     )
+    p.add_argument("--min", action="append", metavar="FIGURE=V", help="a floor, e.g. fps=30")
+    p.add_argument(
+        "--pareto", metavar="A,B", help="print the Pareto front on these figures (e.g. fps,energy)"
+    )
+    p.add_argument("--top", type=non_negative, default=10, help="rows to print, best first; 0: all")
+    p.add_argument("--chart", type=Path, metavar="FILE", help="draw the Pareto front (--pareto)")
     p.add_argument("-o", "--output", type=Path, metavar="DIR", help="write (or resume) a store")
+    p.add_argument(
+        "--backend",
+        choices=("local", "dask"),
+        default="local",
+        help="dask: chunks as tasks of a Dask cluster (nerframe[dask], needs -o) [local]",
+    )
+    p.add_argument("--scheduler", metavar="ADDRESS", help="dask scheduler [a LocalCluster]")
+    p.add_argument("--chunk-size", type=int, metavar="N", help="configurations per chunk")
+    p.add_argument("--yes", action="store_true", help=f"run grids over {CONFIRM_ABOVE:,} points")
     p.add_argument("--format", choices=FORMATS[:3], help="format of the printed rows")
     _schedule_options(p)
     _workload(p)
-    p.set_defaults(run=cmd_sweep)
+    p.set_defaults(run=cmd_sweep, parallelism=None)  # None: the spec's [split]
 
     p = sub.add_parser("roofline", help="roofline chart (png, svg, html) or table")
     p.add_argument("pipelines", nargs="+", help="built-in pipelines or graph files")

@@ -102,3 +102,7 @@ class StoreError(NerframeError):
     def __init__(self, message: str, path: str) -> None:
         super().__init__(message, path)
         self.path = path
+
+
+class NerframeWarning(UserWarning):
+    """Results that are usable but not whole (e.g. a query over an unfinished sweep)."""

@@ -38,6 +38,7 @@ import vl_convert as vlc
 from nerframe import charts
 from nerframe.atomic import atomic_path
 from nerframe.errors import NerframeError
+from nerframe.progress import Progress
 from nerframe.rooflines import PRESETS, System, roofline
 from nerframe.store import read_manifest, tables
 
@@ -400,7 +401,9 @@ def build_report(store: str | Path, output: str | Path | None = None) -> Path:
             ),
             zip(names, specs, strict=True),
         )
-        list(done)
+        with Progress(len(names), "report", "charts") as bar:
+            for _ in done:
+                bar.advance(1)
     # Charts of an earlier build of this store that no longer exist would mislead.
     keep = {f"{n}{s}" for n in names for s in (".png", ".svg")}
     for stale in sorted(folder.glob("*")):

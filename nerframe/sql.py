@@ -6,13 +6,15 @@
 files in place. `query` runs raw SQL or a named query (``queries/NAME.sql``,
 shipped as package data) and returns a polars DataFrame.
 
->>> sorted(named_queries())
-['bottlenecks', 'breakdown', 'matrix', 'roofline', 'top_ops']
+>>> sorted(named_queries())  # doctest: +NORMALIZE_WHITESPACE
+['best_under_budget', 'bottlenecks', 'breakdown', 'matrix', 'pareto', 'roofline',
+ 'sensitivity', 'top_ops']
 """
 
 from __future__ import annotations
 
 import re
+import warnings
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -20,7 +22,7 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from nerframe.errors import NerframeError, did_you_mean
+from nerframe.errors import NerframeError, NerframeWarning, did_you_mean
 from nerframe.store import tables
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -61,7 +63,8 @@ def query(sql_or_name: str, store: str | Path) -> pl.DataFrame:
     """Run a named query (a name from `named_queries`) or raw SQL over `store`.
 
     Any failure (unknown name, bad SQL, missing table or store) is a `NerframeError`
-    whose one-line message names the query and gives DuckDB's reason.
+    whose one-line message names the query and gives DuckDB's reason. A sweep
+    store whose sweep did not finish gives a `NerframeWarning` (rows are missing).
     """
     text = sql_or_name.strip()
     if not text:
@@ -77,6 +80,10 @@ def query(sql_or_name: str, store: str | Path) -> pl.DataFrame:
     else:
         sql, label = sql_or_name, "SQL query"
     con = connect(store)
+    from nerframe.sweep_store import incomplete
+
+    if (problem := incomplete(store)) is not None:
+        warnings.warn(problem, NerframeWarning, stacklevel=2)
     try:
         relation = con.sql(sql)
         # DuckDB before 2.0 gives no relation for a statement without a result.

@@ -1,0 +1,80 @@
+"""Charts of sweep results: the Pareto front and per-axis sensitivity.
+
+Both take small tables (a front from `nerframe.sweep_results.pareto`, the
+``sensitivity`` named query's rows), never a whole sweep; save them with
+`nerframe.charts.save_chart`.
+
+>>> import polars as pl
+>>> front = pl.DataFrame({"graph": ["g", "g"], "config": [3, 1], "fps": [60.0, 30.0],
+...                       "energy_per_frame_j": [2.0, 1.0]})
+>>> pareto_chart(front, {"fps": "max", "energy_per_frame_j": "min"}).to_dict()["title"]
+'Pareto front: fps (higher is better) vs energy_per_frame_j (lower is better)'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import altair as alt
+import polars as pl
+
+from nerframe.errors import NerframeError
+
+_BETTER = {"max": "higher is better", "min": "lower is better"}
+
+
+def _tooltip(rows: pl.DataFrame) -> list[alt.Tooltip]:
+    # A dot in a field name means a nested field to Vega-Lite: escape the axis names'.
+    return [
+        alt.Tooltip(
+            name.replace(".", "\\."),
+            type="quantitative" if dtype.is_numeric() else "nominal",
+            title=name,
+        )
+        for name, dtype in rows.schema.items()
+    ]
+
+
+def pareto_chart(
+    front: pl.DataFrame, objectives: Mapping[str, str]
+) -> alt.LayerChart | alt.FacetChart:
+    """The front on its first two objectives: one line and points per graph, stepping
+    from the best of the first objective; the tooltip shows every column of a row."""
+    names = list(objectives)
+    if len(names) < 2:
+        raise NerframeError("pareto_chart: give two or more objectives")
+    missing = [c for c in ("graph", *names[:2]) if c not in front.columns]
+    if missing:
+        raise NerframeError(f"pareto_chart: the front has no column {missing[0]!r}")
+    x, y = names[1], names[0]
+    rows = front.with_columns(pl.col(pl.Enum, pl.Categorical).cast(pl.String))
+    tooltip = _tooltip(rows)
+    base = alt.Chart(rows).encode(
+        x=alt.X(f"{x}:Q", title=f"{x} ({_BETTER[objectives[x]]})", scale=alt.Scale(zero=False)),
+        y=alt.Y(f"{y}:Q", title=f"{y} ({_BETTER[objectives[y]]})", scale=alt.Scale(zero=False)),
+        color=alt.Color("graph:N", title="graph"),
+    )
+    title = f"Pareto front: {y} ({_BETTER[objectives[y]]}) vs {x} ({_BETTER[objectives[x]]})"
+    return alt.layer(
+        base.mark_line(interpolate="step-after", opacity=0.5).encode(order=f"{x}:Q"),
+        base.mark_point(filled=True, size=50).encode(tooltip=tooltip),
+    ).properties(title=title, width=420, height=300)
+
+
+def sensitivity_chart(sensitivity: pl.DataFrame) -> alt.Chart:
+    """Bars of each axis's fps swing (the ``sensitivity`` query), most sensitive on top,
+    one panel row per graph."""
+    missing = [c for c in ("graph", "axis", "swing") if c not in sensitivity.columns]
+    if missing:
+        raise NerframeError(f"sensitivity_chart: the table has no column {missing[0]!r}")
+    return (
+        alt.Chart(sensitivity)
+        .mark_bar()
+        .encode(
+            x=alt.X("swing:Q", title="fps swing across the axis's values (share of mean)"),
+            y=alt.Y("axis:N", sort="-x", title=None),
+            row=alt.Row("graph:N", title=None),
+            tooltip=_tooltip(sensitivity),
+        )
+        .properties(title="Sensitivity of fps to each swept axis", width=360)
+    )

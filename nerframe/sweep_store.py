@@ -1,0 +1,199 @@
+"""Sweep result stores: one Parquet part per chunk, a manifest, nothing lost.
+
+Layout::
+
+    STORE/store.json                                         manifest
+    STORE/sweep/graph=<graph>/hardware=<accel>/part-000000.parquet   chunk 0, ...
+
+The manifest's ``run.sweep`` records everything that determines the rows
+(graph content hashes, the accelerator's hash, workload, grid, constraints,
+options, nerframe version); ``run.complete`` is false until every chunk is
+written. A store is resumed only by an identical sweep: its missing chunks are
+computed, the others kept. Every part is written under a temporary name and
+renamed, so a sweep killed at any moment (even by SIGKILL) leaves whole parts
+only, and resuming it gives the identical row set. Parts are written by a
+writer thread while the next chunk is computed.
+
+>>> import nerframe, tempfile
+>>> from nerframe.sweep_specs import sweep_spec
+>>> spec = sweep_spec({"graphs": ["neurex"], "hardware": "neurex",
+...                    "grid": {"frequency_mhz": [500, 1000]}})
+>>> rows = write_store(spec, tempfile.mkdtemp() + "/s").collect()
+>>> rows.height, rows["config"].to_list()
+(2, [0, 1])
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import queue
+import threading
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import polars as pl
+
+from nerframe.atomic import atomic_path
+from nerframe.errors import NerframeError, StoreError
+from nerframe.progress import Progress
+from nerframe.store import read_manifest, write_manifest
+from nerframe.sweep_specs import SweepSpec, spec_identity
+from nerframe.sweeps import Evaluator, Task, tasks
+
+TABLE = "sweep"
+
+
+def part_path(store: Path, spec: SweepSpec, names: list[str], task: Task) -> Path:
+    """Where the rows of `task` go."""
+    folder = store / TABLE / f"graph={names[task.graph]}" / f"hardware={spec.hardware.name}"
+    return folder / f"part-{task.number:06d}.parquet"
+
+
+def write_part(path: Path, frame: pl.DataFrame) -> None:
+    """Write one chunk atomically (same rows, same bytes, whichever backend writes it)."""
+    with atomic_path(path) as tmp:
+        frame.write_parquet(tmp, compression="lz4", statistics=True)
+
+
+def graph_names(spec: SweepSpec) -> list[str]:
+    """The name of each graph of `spec`."""
+    first = next(spec.points())
+    return [spec.graph_at(i, first).name for i in range(len(spec.graphs))]
+
+
+def write_store(
+    spec: SweepSpec,
+    store: str | Path,
+    backend: str = "local",
+    scheduler: str | None = None,
+    progress: Progress | None = None,
+) -> pl.LazyFrame:
+    """Write (or resume) the sweep `spec` into `store`; a LazyFrame over its rows in order."""
+    identity = spec_identity(spec)
+    store = Path(store)
+    every = list(tasks(spec))
+    _open(store, identity, len(every))
+    names = graph_names(spec)
+    paths = [part_path(store, spec, names, t) for t in every]
+    pending = [t for t, p in zip(every, paths, strict=True) if not p.exists()]
+    if progress is not None:
+        progress.advance(
+            sum(t.stop - t.start for t in every) - sum(t.stop - t.start for t in pending)
+        )
+    if backend == "dask":
+        from nerframe.dask_backend import run_tasks
+
+        token = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
+        run_tasks(spec, token, [(t, paths[t.number]) for t in pending], scheduler, progress)
+    else:
+        evaluate = Evaluator(spec)
+        with _Writer() as writer:
+            for task in pending:
+                frame = evaluate(task)
+                writer.put(paths[task.number], frame)
+                if progress is not None:
+                    progress.advance(frame.height)
+    write_manifest(store, {"sweep": identity, "complete": True, "chunks": len(every)})
+    return pl.scan_parquet(paths, hive_partitioning=False)
+
+
+def _open(store: Path, identity: dict[str, Any], chunks: int) -> None:
+    """Make `store` a store of this sweep: new, or the same sweep written (partly) before."""
+    entries = [p for p in store.iterdir() if not p.name.startswith(".")] if store.exists() else []
+    if not entries:
+        store.mkdir(parents=True, exist_ok=True)
+        write_manifest(store, {"sweep": identity, "complete": False, "chunks": chunks})
+        return
+    try:
+        previous = read_manifest(store).get("run")
+    except NerframeError:
+        previous = None
+    if not isinstance(previous, dict) or not isinstance(previous.get("sweep"), dict):
+        raise StoreError(
+            f"{store}: holds something other than this sweep (not a sweep store); "
+            "choose an empty folder",
+            str(store),
+        )
+    before, now = previous["sweep"], _json(identity)
+    if before != now:
+        keys = [k for k in sorted({*before, *now}) if before.get(k) != now.get(k)]
+        key = keys[-1]  # the values of one of them are shown; the last is often the cause
+        differ = f"{key} differs" if len(keys) == 1 else f"{', '.join(keys[:-1])} and {key} differ"
+        raise StoreError(
+            f"{store}: holds something other than this sweep: its {differ} "
+            f"(store {key}: {_short(before.get(key))}; this sweep: {_short(now.get(key))}); "
+            "a store is resumed only by the identical sweep, so choose another folder",
+            str(store),
+        )
+    for stale in (store / TABLE).rglob(".*.tmp"):
+        stale.unlink(missing_ok=True)  # a part whose writing was killed
+
+
+def _json(data: dict[str, Any]) -> dict[str, Any]:
+    result: dict[str, Any] = json.loads(json.dumps(data))
+    return result
+
+
+def _short(value: Any) -> str:
+    text = str(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def incomplete(store: str | Path) -> str | None:
+    """Why `store` is an unfinished sweep (not marked complete, or parts missing since),
+    or None (also for stores that are not sweeps)."""
+    try:
+        run = read_manifest(store).get("run")
+    except NerframeError:
+        return None
+    if not isinstance(run, dict) or "sweep" not in run:
+        return None
+    parts = len(list(Path(store, TABLE).rglob("*.parquet")))
+    expected = run.get("chunks")
+    if run.get("complete") and (not isinstance(expected, int) or parts >= expected):
+        return None
+    of = f" of {expected}" if isinstance(expected, int) else ""
+    return (
+        f"{store}: the sweep is incomplete ({parts}{of} chunks written); results miss rows "
+        "until the same sweep is run again to resume it"
+    )
+
+
+class _Writer:
+    """A thread writing parts while the caller computes the next; at most two chunks wait."""
+
+    def __init__(self) -> None:
+        self._queue: queue.Queue[tuple[Path, pl.DataFrame] | None] = queue.Queue(maxsize=2)
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._work, daemon=True)
+        self._thread.start()
+
+    def _work(self) -> None:
+        while (item := self._queue.get()) is not None:
+            if self._error is None:
+                try:
+                    write_part(*item)
+                except BaseException as e:  # re-raised in the caller's thread
+                    self._error = e
+
+    def put(self, path: Path, frame: pl.DataFrame) -> None:
+        """Queue one part (blocks while two wait); raises a failed write's error."""
+        if self._error is not None:
+            raise self._error
+        self._queue.put((path, frame))
+
+    def __enter__(self) -> _Writer:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        self._queue.put(None)
+        self._thread.join()
+        if self._error is not None and error is None:
+            raise self._error
