@@ -43,3 +43,19 @@ def test_analyze_all_pairs(benchmark, tmp_path: Path) -> None:
     assert result.summary.height == 72
     benchmark.extra_info.update(pairs=72, seconds=round(benchmark.stats.stats.min, 2))
     assert benchmark.stats.stats.min < 5
+
+
+def test_analyze_all_pairs_with_report(benchmark, tmp_path: Path) -> None:
+    # The main job from the shell, report included (images only on request), warm.
+    command = [sys.executable, "-m", "nerframe.cli", "analyze", "all", "--hardware", "all"]
+    env = dict(os.environ)
+    _wall([*command, "-o", str(tmp_path / "warmup")], env)
+    with_images = _wall([*command, "-o", str(tmp_path / "images"), "--images"], env)
+    benchmark.pedantic(
+        _wall, args=([*command, "-o", str(tmp_path / "store")], env), rounds=3, iterations=1
+    )
+    seconds = benchmark.stats.stats.min
+    benchmark.extra_info.update(seconds=round(seconds, 2), with_images_s=round(with_images, 2))
+    assert (tmp_path / "store" / "report.html").exists()
+    assert not (tmp_path / "store" / "charts").exists()
+    assert seconds < 5

@@ -167,3 +167,43 @@ def test_schedule_big_dag(benchmark, best_of, mode: str) -> None:
     # O((n + e) log n) takes tens of milliseconds here; a quadratic step would take
     # minutes. The floor leaves room for a machine shared with other jobs.
     assert ops_per_s >= MIN_BIG_DAG_OPS_PER_S
+
+
+MILLION = 1_000_000
+MAX_MILLION_DAG_S = 2.0
+MAX_SMALL_SCHEDULE_S = 3e-3
+
+
+def test_schedule_million_op_dag(benchmark, best_of) -> None:
+    # CSR, topological order, the DAG check and the schedule of one configuration,
+    # end to end: each computed once.
+    src, dst = random_dag(MILLION, preds_per_op=3, seed=11)
+    rng = np.random.default_rng(12)
+    ops = OpArrays(
+        rng.integers(0, 4, MILLION), rng.uniform(0.0, 1e7, MILLION), rng.uniform(0.0, 1e6, MILLION)
+    )
+    configs = config_arrays(random_configs(1, 4, seed=13), split=False)
+
+    def end_to_end() -> object:
+        return schedule_configs(dag(MILLION, src, dst), ops, configs, True)
+
+    end_to_end()  # warm-up
+    result = benchmark.pedantic(end_to_end, rounds=3, iterations=1)
+    assert (result.end[0] >= result.start[0]).all()
+    seconds = benchmark.stats.stats.min
+    benchmark.extra_info.update(
+        ops=MILLION, edges=int(src.size), seconds=round(seconds, 3),
+        dag_s=round(best_of(lambda: dag(MILLION, src, dst), repeat=1), 3),
+    )  # fmt: skip
+    assert seconds <= MAX_MILLION_DAG_S
+
+
+def test_schedule_small_graph_in_process(benchmark) -> None:
+    import nerframe
+
+    graph, accel = nerframe.pipeline("neurex"), nerframe.accelerator("neurex")
+    nerframe.schedule(graph, accel)  # warm-up
+    benchmark.pedantic(nerframe.schedule, args=(graph, accel), rounds=50, iterations=1)
+    seconds = benchmark.stats.stats.min
+    benchmark.extra_info.update(ms=round(seconds * 1e3, 2))
+    assert seconds <= MAX_SMALL_SCHEDULE_S

@@ -119,7 +119,8 @@ def schedule_one(graph: Graph, config: Config) -> OneSchedule:
         m = graph.op_module[op]
         k = config.instances[m]
         ready_at = max((end[p] for p in graph.preds[op]), default=0)
-        by_free = sorted(range(config.count[m]), key=lambda i, m=m: (free[m][i], i))
+        lanes = free[m]
+        by_free = sorted(range(config.count[m]), key=lambda i: (lanes[i], i))
         chosen = by_free[:k]
         start[op] = max(ready_at, max(free[m][i] for i in chosen))
         end[op] = start[op] + duration[op]

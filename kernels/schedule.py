@@ -372,13 +372,11 @@ def schedule_configs(
     inst_base = np.zeros(count_max.size + 1, np.int64)
     np.cumsum(count_max, out=inst_base[1:])
     rows = n_configs if keep_ops else 0
-    out = ScheduleResult(
-        np.zeros(n_configs, np.int64),
-        np.zeros(n_configs, np.int64),
-        np.zeros(n_configs, np.int64),
-        np.zeros(n_configs, np.float64),
-        *(np.zeros((rows, n), np.int64) for _ in range(7)),
-        np.zeros((rows, n), np.float64),
+    out = ScheduleResult._make(
+        [np.zeros(n_configs, np.int64) for _ in range(3)]
+        + [np.zeros(n_configs, np.float64)]
+        + [np.zeros((rows, n), np.int64) for _ in range(7)]
+        + [np.zeros((rows, n), np.float64)]
     )
     if parallel:
         _schedule_parallel(graph, ops, cfg, inst_base, keep_ops, n_chunks, out)

@@ -47,7 +47,8 @@ class OpArrays(NamedTuple):
 class ConfigArrays(NamedTuple):
     """C hardware configurations of M modules: module fields (C, M), the rest (C,)."""
 
-    count: np.ndarray  # int64: instances of the module
+    # Shadows tuple.count, deliberately: the field is what a module's count means.
+    count: np.ndarray  # type: ignore[assignment]  # int64: instances of the module
     instances: np.ndarray  # int64: k, instances one op takes (1..count)
     throughput: np.ndarray  # float64: work units per cycle per instance (> 0)
     latency: np.ndarray  # int64: fixed cycles added to every op (>= 0)
@@ -185,6 +186,32 @@ def _scan_parallel(
     return bad, long_c, long_m, count_max
 
 
+def _name_bad_value(cfg: ConfigArrays, c: int) -> None:
+    """Raise naming the first invalid value of configuration `c` (known to hold one)."""
+    for name, arr in zip(ConfigArrays._fields, cfg, strict=True):
+        _, low, strict = _RANGES[name]
+        for m, value in enumerate(arr[c].reshape(-1).tolist()):
+            two_d = arr.ndim == 2
+            where = f"module {m} of configuration {c}" if two_d else f"configuration {c}"
+            problem = None
+            if not math.isfinite(value):
+                problem = f"must be finite, got {value}"
+            elif value < low or (strict and value == low):
+                problem = f"must be {'>' if strict else '>='} {low}, got {value}"
+            elif name == "count" and value > MAX_COUNT:
+                problem = f"must be <= {MAX_COUNT}, got {value}"
+            elif name == "instances" and value > cfg.count[c, m]:
+                problem = f"must be <= count ({cfg.count[c, m]}), got {value}"
+            if problem:
+                raise InvalidInputError(
+                    f"{name} of {where} {problem}",
+                    name,
+                    module=m if two_d else None,
+                    configuration=c,
+                )
+    raise AssertionError(f"configuration {c} was reported invalid but every value is valid")
+
+
 def checked_inputs(
     ops: OpArrays, configs: ConfigArrays, n_chunks: int = 1
 ) -> tuple[OpArrays, ConfigArrays, np.ndarray]:
@@ -238,26 +265,21 @@ def checked_inputs(
         count_max = np.zeros(n_modules, np.int64)
         bad, long_c, long_m = _scan_chunk(cfg, work_max, bytes_max, limit, 0, n_configs, count_max)
     if bad < n_configs:
-        # Name the culprit: re-check that one configuration field by field.
-        for name, arr in zip(ConfigArrays._fields, cfg, strict=True):
-            _, low, strict = _RANGES[name]
-            _check_range(f"{name} of configuration {bad}", arr[bad], low, strict)
-        if (cfg.count[bad] > MAX_COUNT).any():
-            raise InvalidInputError(
-                f"count of configuration {bad} must be <= {MAX_COUNT}, got {cfg.count[bad].max()}",
-                "count",
-            )
-        raise InvalidInputError(f"instances of configuration {bad} exceed count", "instances")
+        _name_bad_value(cfg, bad)
     if long_m >= 0:
         c, m = long_c, long_m
         bytes_per_cycle = cfg.dram_bandwidth_gbps[c] * 1e9 / (cfg.frequency_mhz[c] * 1e6)
-        compute = work_max[m] / cfg.throughput[c, m]
-        memory = bytes_max[m] / bytes_per_cycle
+        with np.errstate(over="ignore"):
+            compute = work_max[m] / cfg.throughput[c, m]
+            memory = bytes_max[m] / bytes_per_cycle
         op = int(work_op[m] if compute >= memory else bytes_op[m])
         worst = cfg.latency[c, m] + compute + memory
         raise InvalidInputError(
             f"op {op} on module {m} of configuration {c} may take up to {worst:.3g} cycles, "
             f"beyond the exact range ({MAX_CYCLES:.3g} cycles over {max(n, 1)} ops)",
             f"op {op}",
+            op=op,
+            module=int(m),
+            configuration=int(c),
         )
     return OpArrays(module, work, bytes_total), cfg, count_max

@@ -2,8 +2,8 @@
 
 For every pair it computes costs, the schedule and the frame summary, and
 writes the Parquet tables of a result store (`nerframe.store`): ``ops``,
-``edges``, ``costs`` and ``roofline`` per pipeline, ``schedule`` and
-``summary`` per pair, and the ``accelerators`` and ``modules`` tables. A pair
+``edges``, ``costs`` and ``roofline`` per pipeline, ``schedule``,
+``module_busy`` and ``summary`` per pair, and the ``accelerators`` and ``modules`` tables. A pair
 whose operators cannot all be mapped gets status ``unmapped`` and its reason.
 
 The store is built in a temporary folder beside the target and swapped in
@@ -18,6 +18,7 @@ the previous one.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,25 +28,31 @@ import polars as pl
 from nerframe.atomic import atomic_folder
 from nerframe.builtin_pipelines import PIPELINES, pipeline
 from nerframe.costing import costs
-from nerframe.errors import NerframeError, UnmappedError
+from nerframe.errors import InvalidInputError, NerframeError, StoreError, UnmappedError
 from nerframe.graphs import Graph, expand, read_graph
 from nerframe.hardware import BUILTIN, Accelerator, accelerator, accelerator_table, module_table
 from nerframe.progress import Progress
 from nerframe.rooflines import PRESETS, roofline, system
-from nerframe.scheduling import schedule, unmapped_summary
-from nerframe.store import write_manifest, write_table
+from nerframe.scheduling import module_busy, schedule, unmapped_summary
+from nerframe.store import check_name, is_analysis, locked, write_manifest, write_table
 
 
 @dataclass(frozen=True)
 class Analysis:
-    """Where the result store is, and its pipeline × accelerator summary."""
+    """Where the result store is, and its pipeline × accelerator summary.
+
+    >>> import tempfile
+    >>> a = analyze("neurex", "neurex", output=tempfile.mkdtemp() + "/out", report=False)
+    >>> a.store.name, a.summary.height
+    ('out', 1)
+    """
 
     store: Path
     summary: pl.DataFrame
 
 
 def analyze(
-    pipelines: Sequence[str] | None = None,
+    pipelines: Sequence[str] | str | None = None,
     hardware: Sequence[str] | str = "native",
     output: str | Path = "nerframe-out",
     parallelism: str = "split",
@@ -56,19 +63,35 @@ def analyze(
     gaussians: int | None = None,
     report: bool = True,
     model: str = "realistic",
+    images: bool = False,
 ) -> Analysis:
-    """Analyse `pipelines` (built-in names or graph files; default all built-ins)
+    """Analyse `pipelines` (built-in names or graph files, or one name; default all built-ins)
     on `hardware` (``"native"``: each pipeline's own accelerators; ``"all"``:
     every built-in; or names/paths) and write the result store to `output`.
 
-    With `report`, the HTML report, ``summary.md`` and chart images are built
-    into the store too. `fine` expands composite ops into their stages; `model`
-    is the built-in pipelines' workload model (``realistic`` or ``spec``, see
-    `nerframe.pipeline`).
+    With `report`, the HTML report and ``summary.md`` are built into the store
+    too, and with `images` the PNG and SVG of every chart under ``charts/``.
+    `fine` expands composite ops into their stages; `model` is the built-in
+    pipelines' workload model (``realistic`` or ``spec``, see `nerframe.pipeline`).
+
+    >>> import tempfile
+    >>> out = tempfile.mkdtemp() + "/store"
+    >>> analyze(["neurex", "icarus"], "all", output=out, report=False).summary.height
+    16
     """
-    graphs = [
-        load_graph(name, rays, samples, gaussians, fine, model) for name in _pipelines(pipelines)
-    ]
+    names = [pipelines] if isinstance(pipelines, str) else pipelines
+    graphs = [load_graph(name, rays, samples, gaussians, fine, model) for name in _pipelines(names)]
+    seen: dict[str, int] = {}
+    for i, g in enumerate(graphs):
+        check_name("graph", g.name)
+        if g.name in seen:
+            given = _pipelines(names)
+            raise InvalidInputError(
+                f"two graphs are named {g.name!r} ({given[seen[g.name]]} and {given[i]}); "
+                "graph names must be unique in one analysis",
+                g.name,
+            )
+        seen[g.name] = i
     loaded: dict[str, Accelerator] = {}
     pairs: list[tuple[Graph, Accelerator]] = []
     for g in graphs:
@@ -76,32 +99,77 @@ def analyze(
             if name not in loaded:
                 loaded[name] = accelerator(name)
             pairs.append((g, loaded[name]))
+    for accel in loaded.values():
+        check_name("accelerator", accel.name)
     target = Path(output)
-    if target.exists() and not (target / "store.json").exists() and any(target.iterdir()):
-        raise NerframeError(
-            f"{target}: exists and is not a nerframe result store; not replacing it"
+    with locked(target):
+        _check_replaceable(target)
+        try:
+            summary = _build(
+                target,
+                graphs,
+                pairs,
+                loaded,
+                parallelism,
+                pipelined,
+                (report, images),
+                run={
+                    "pipelines": [g.name for g in graphs],
+                    "hardware": list(loaded),
+                    "parallelism": parallelism,
+                    "pipelined": pipelined,
+                    "fine": fine,
+                    "rays": rays,
+                    "samples": samples,
+                    "gaussians": gaussians,
+                    "model": model,
+                },
+            )
+        except (NerframeError, OSError) as e:
+            _hide_temporary_names(e, target)
+            raise
+    return Analysis(target, summary)
+
+
+def _check_replaceable(target: Path) -> None:
+    """Refuse to replace anything but an empty folder or an earlier analysis store."""
+    if target.exists() and not target.is_dir():
+        raise StoreError(f"{target}: exists and is not a folder; not replacing it", str(target))
+    if target.is_dir() and any(target.iterdir()) and not is_analysis(target):
+        raise StoreError(
+            f"{target}: exists and is not a nerframe result store of analyze (a sweep store "
+            "or other files); not replacing it, choose another -o folder",
+            str(target),
         )
+
+
+def _hide_temporary_names(e: BaseException, target: Path) -> None:
+    # Errors while building name the hidden folder the store is built in; the
+    # user knows the store by its final name.
+    building = re.compile(re.escape(str(target.parent / f".{target.name}.")) + r"[0-9a-f]+\.tmp")
+    e.args = tuple(building.sub(str(target), a) if isinstance(a, str) else a for a in e.args)
+    if isinstance(e, OSError) and e.filename:
+        e.filename = building.sub(str(target), str(e.filename))
+
+
+def _build(
+    target: Path,
+    graphs: list[Graph],
+    pairs: list[tuple[Graph, Accelerator]],
+    loaded: dict[str, Accelerator],
+    parallelism: str,
+    pipelined: bool,
+    report: tuple[bool, bool],
+    run: dict[str, object],
+) -> pl.DataFrame:
     with atomic_folder(target) as building:
         summary = _write(building, graphs, pairs, list(loaded.values()), parallelism, pipelined)
-        write_manifest(
-            building,
-            {
-                "pipelines": [g.name for g in graphs],
-                "hardware": list(loaded),
-                "parallelism": parallelism,
-                "pipelined": pipelined,
-                "fine": fine,
-                "rays": rays,
-                "samples": samples,
-                "gaussians": gaussians,
-                "model": model,
-            },
-        )
-        if report:
+        write_manifest(building, run)
+        if report[0]:
             from nerframe.report import build_report
 
-            build_report(building)
-    return Analysis(target, summary)
+            build_report(building, images=report[1])
+    return summary
 
 
 def _write(
@@ -132,6 +200,7 @@ def _write(
             else:
                 where = {"pipeline": g.name, "hardware": accel.name}
                 write_table(store, "schedule", result.schedule, **where)
+                write_table(store, "module_busy", module_busy(result, accel), **where)
                 summary = result.summary
             write_table(store, "summary", summary, pipeline=g.name, hardware=accel.name)
             summaries.append(summary)

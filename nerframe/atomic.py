@@ -33,12 +33,18 @@ def atomic_path(target: str | Path) -> Iterator[Path]:
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = _sibling(target)
-    os.close(os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
     try:
-        yield tmp
-        os.replace(tmp, target)
-    finally:
-        tmp.unlink(missing_ok=True)
+        os.close(os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
+        try:
+            yield tmp
+            os.replace(tmp, target)
+        finally:
+            tmp.unlink(missing_ok=True)
+    except OSError as e:
+        # The user knows the file by its final name, not the hidden temporary one.
+        if e.filename is not None and Path(e.filename) == tmp:
+            e.filename = str(target)
+        raise
 
 
 @contextlib.contextmanager

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from nerframe.errors import NerframeError, did_you_mean
+from nerframe.errors import InvalidInputError, NerframeError, did_you_mean
 from nerframe.graphs import Graph, graph
 from nerframe.taxonomy import op_types
 
@@ -329,6 +329,14 @@ def pipeline(
             f"unknown pipeline {name!r}{did_you_mean(name, PIPELINES)}; "
             f"built-in pipelines: {', '.join(PIPELINES)}"
         )
+    taken = {p for op in spec.ops for p in op_types()[op.op_type].parameters}
+    for option, parameter, value in (("samples", "N", samples), ("gaussians", "G", gaussians)):
+        if value is not None and parameter not in taken:
+            raise InvalidInputError(
+                f"pipeline {name!r} has no op that takes {parameter}; "
+                f"{option} does not apply to it",
+                option,
+            )
     realistic = model == "realistic"
     if not realistic and spec.spec_graph:
         spec = PIPELINES[spec.spec_graph]

@@ -1,8 +1,8 @@
 """The ``nerframe`` command line.
 
 Every user error is printed as one ``error: …`` line on stderr with exit
-status 1 (2 for a malformed command line); output files are written atomically,
-so an error never leaves a partial file.
+status 1 (2 for a malformed command line, 130 when interrupted with Ctrl-C);
+output files are written atomically, so an error never leaves a partial file.
 
 >>> main(["pipelines", "--model", "spec", "--format", "csv"])  # doctest: +ELLIPSIS
 pipeline,kind,ops,rays,samples,gaussians,frame_pixels,rendered_fraction,native,total_flops,...
@@ -16,7 +16,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import polars as pl
 
@@ -33,7 +33,7 @@ COST_TOTALS = ["flops", "bytes_in", "bytes_w", "bytes_out", "bytes_total"]
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line, no usage dump
+    def error(self, message: str) -> NoReturn:  # one line, no usage dump
         sys.stderr.write(f"error: {message} (see '{self.prog} --help')\n")
         raise SystemExit(2)
 
@@ -173,6 +173,7 @@ def cmd_analyze(args: argparse.Namespace) -> None:
         gaussians=args.gaussians,
         report=args.report,
         model=args.model,
+        images=args.images,
     )
     view = ["graph", "accelerator", "status", "fps", "frame_time_s", "energy_per_frame_j"]
     view += ["avg_power_w", "area_mm2", "dram_utilization", "bottleneck_module"]
@@ -363,12 +364,15 @@ def cmd_query(args: argparse.Namespace) -> None:
 def cmd_report(args: argparse.Namespace) -> None:
     from nerframe.report import build_report
 
-    sys.stderr.write(f"wrote {build_report(args.store, args.output)}\n")
+    sys.stderr.write(f"wrote {build_report(args.store, args.output, args.images)}\n")
 
 
 def parser() -> argparse.ArgumentParser:
     """The argument parser of the ``nerframe`` command."""
+    from nerframe import __version__
+
     top = _Parser(prog="nerframe", description=__doc__.split("\n")[0])
+    top.add_argument("--version", action="version", version=f"nerframe {__version__}")
     sub = top.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     p = sub.add_parser("pipelines", help="list the built-in pipelines")
@@ -406,6 +410,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", type=Path, default=Path("nerframe-out"), metavar="DIR")
     p.add_argument("--format", choices=FORMATS[:3], help="format of the printed summary")
     p.add_argument("--no-report", dest="report", action="store_false", help="skip the report")
+    p.add_argument("--images", action="store_true", help="also write PNG/SVG of every chart")
     _schedule_options(p)
     _workload(p)
     p.set_defaults(run=cmd_analyze)
@@ -465,17 +470,28 @@ def parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("report", help="(re)build the HTML report of a result store")
     p.add_argument("store", type=Path, metavar="DIR")
-    p.add_argument("-o", "--output", type=Path, metavar="FILE", help="[DIR/report.html]")
+    p.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        metavar="FILE",
+        help="[DIR/report.html] (elsewhere: the store is untouched)",
+    )
+    p.add_argument("--images", action="store_true", help="also write PNG/SVG of every chart")
     p.set_defaults(run=cmd_report)
     return top
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
-    args = parser().parse_args(argv)
-    run: Callable[[argparse.Namespace], None] = args.run
     try:
+        args = parser().parse_args(argv)
+        run: Callable[[argparse.Namespace], None] = args.run
         run(args)
+    except KeyboardInterrupt:
+        # Ctrl-C: temporary files are already removed on the way out.
+        sys.stderr.write("error: interrupted\n")
+        return 130
     except NerframeError as e:
         # One line, whatever a library put into the message.
         message = " ".join(line.strip() for line in str(e).splitlines() if line.strip())

@@ -12,19 +12,30 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from nerframe.errors import NerframeError
+from nerframe.errors import InvalidInputError, NerframeError
+from nerframe.graphs import Graph
 from nerframe.kernels.costs import ARGUMENTS, cost_columns
 from nerframe.ops import validate
 from nerframe.schemas import COST_COLUMNS
 
 
-def costs(ops: pl.DataFrame) -> pl.DataFrame:
-    """The ops table with the nine cost columns appended (schema ``costs``).
+def costs(ops: pl.DataFrame | Graph) -> pl.DataFrame:
+    """The ops table (or a `Graph`'s ops) with the nine cost columns appended (schema ``costs``).
+
+    >>> import nerframe
+    >>> costs(nerframe.pipeline("neurex", model="spec"))["flops"].sum()
+    7887388672.0
 
     The table is validated first (see `nerframe.ops.validate`); the kernel then
     reads zero-copy views of its Arrow buffers. Element counts at or above 2**53
     (where float64 stops being exact) are refused with a `NerframeError`.
     """
+    if isinstance(ops, Graph):
+        ops = ops.ops
+    if not isinstance(ops, pl.DataFrame):
+        raise InvalidInputError(
+            f"costs takes an ops table or a Graph, got {type(ops).__name__}", "ops"
+        )
     validate(ops, thorough=False)
     ops = ops.rechunk()
     try:
@@ -61,7 +72,7 @@ def _view(series: pl.Series) -> object:
     return _buffer(array, array.type.to_pandas_dtype())
 
 
-def _buffer(array: pa.Array, dtype: object, whole: bool = False) -> np.ndarray:
+def _buffer(array: pa.Array, dtype: np.typing.DTypeLike, whole: bool = False) -> np.ndarray:
     buffer = array.buffers()[1]
     if buffer is None:
         return np.zeros(0 if whole else len(array), dtype)

@@ -52,9 +52,27 @@ class NerframeError(ValueError):
 class InvalidInputError(NerframeError):
     """A value, field or argument out of range, of the wrong type or unknown.
 
-    >>> issubclass(InvalidInputError, NerframeError)
-    True
+    Errors of the scheduler's inputs also give the `op`, `module` and
+    `configuration` index they concern (None where they do not apply).
+
+    >>> e = InvalidInputError("latency of module 1 must be >= 0", "latency", module=1)
+    >>> e.culprit, e.module, e.op
+    ('latency', 1, None)
     """
+
+    def __init__(
+        self,
+        message: str,
+        culprit: str | None = None,
+        *,
+        op: int | None = None,
+        module: int | None = None,
+        configuration: int | None = None,
+    ) -> None:
+        super().__init__(message, culprit)
+        self.op = op
+        self.module = module
+        self.configuration = configuration
 
 
 class CycleError(InvalidInputError):

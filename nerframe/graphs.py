@@ -19,7 +19,7 @@ import numpy as np
 import polars as pl
 import yaml
 
-from nerframe.errors import CycleError, NerframeError
+from nerframe.errors import CycleError, InvalidInputError, NerframeError
 from nerframe.kernels.dag import Dag, dag
 from nerframe.ops import operators
 from nerframe.schemas import EDGE_KIND, EDGES
@@ -37,6 +37,11 @@ class Graph:
     renders (the rest are warped from earlier frames, as CICERO does). Ops of
     scope ``batch`` run once per batch of B rays, ops of scope ``frame`` once per
     frame (see `nerframe.schedule`).
+
+    >>> import nerframe
+    >>> g = nerframe.pipeline("neurex")
+    >>> g.rays, g.batches, g.data_edges()[1].tolist()
+    (4096, 157, [1, 2, 3, 4])
     """
 
     name: str
@@ -45,6 +50,18 @@ class Graph:
     frame_pixels: int
     kind: str = "inference"
     rendered_fraction: float = 1.0
+
+    def __repr__(self) -> str:
+        """One line: name, kind, op and edge counts, frame size.
+
+        >>> import nerframe
+        >>> nerframe.pipeline("neurex")
+        Graph('neurex', inference, 5 ops, 4 edges, frame_pixels=640000)
+        """
+        return (
+            f"Graph({self.name!r}, {self.kind}, {self.ops.height} ops, "
+            f"{self.edges.height} edges, frame_pixels={self.frame_pixels})"
+        )
 
     @property
     def rays(self) -> int:
@@ -89,7 +106,10 @@ def graph(
     >>> g.edges.rows()
     [('tiny', 0, 1, 'data')]
     """
+    _check_frame_pixels(frame_pixels, f"graph {name!r}: frame_pixels")
     table = operators(ops, graph=name).with_columns(graph=pl.lit(name))
+    if table.is_empty():
+        raise InvalidInputError(f"graph {name!r} has no ops", "ops")
     ids = table["op_id"].to_list()
     if ids != list(range(len(ids))):
         raise NerframeError(f"graph {name!r}: op ids must be 0..{len(ids) - 1} in row order")
@@ -198,6 +218,10 @@ def expand(g: Graph) -> Graph:
     its backward flag; incoming edges attach to the first stage and outgoing
     edges to the last. Op ids are renumbered in order. FLOPs are conserved:
     the stages of FrustumCullingProjection see the culled Gaussian count.
+
+    >>> import nerframe
+    >>> expand(nerframe.pipeline("neurex")).ops.height
+    7
     """
     records: list[dict[str, object]] = []
     first: dict[int, int] = {}
@@ -234,6 +258,18 @@ def _stage(row: Mapping[str, object], stage: str, position: int) -> dict[str, ob
     return record
 
 
+MAX_FRAME_PIXELS = 2**40
+"""Largest frame: frame cycles (batches x interval) stay far inside int64."""
+
+
+def _check_frame_pixels(value: object, what: str) -> None:
+    integer = isinstance(value, int | np.integer) and not isinstance(value, bool)
+    if not integer or not 1 <= value <= MAX_FRAME_PIXELS:  # type: ignore[operator]
+        raise InvalidInputError(
+            f"{what} must be an integer >= 1 and <= 2**40, got {value!r}", "frame_pixels"
+        )
+
+
 def read_graph(path: str | Path) -> Graph:
     """A graph from a JSON or YAML file holding ``{"name", "ops": [records],
     "edges": [[src, dst] or [src, dst, kind] or {"src", "dst", "kind"}],
@@ -241,6 +277,12 @@ def read_graph(path: str | Path) -> Graph:
 
     Only ``ops`` is required; the name defaults to the file's stem. An op
     record may give its ``scope`` (``frame`` or ``batch``).
+
+    >>> import json, pathlib, tempfile
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "tiny.json"
+    >>> _ = path.write_text(json.dumps({"ops": [{"op_type": "Sorting", "B": 8, "N": 4}]}))
+    >>> read_graph(path)
+    Graph('tiny', inference, 1 ops, 0 edges, frame_pixels=640000)
     """
     path = Path(path)
     document = _document(path)
@@ -252,8 +294,7 @@ def read_graph(path: str | Path) -> Graph:
         raise NerframeError(f"{path}: unknown field {sorted(unknown)[0]!r}")
     edges = [_edge(e, path) for e in document.get("edges") or []]
     pixels = document.get("frame_pixels", 800 * 800)
-    if isinstance(pixels, bool) or not isinstance(pixels, int) or pixels < 1:
-        raise NerframeError(f"{path}: frame_pixels must be an integer >= 1, got {pixels!r}")
+    _check_frame_pixels(pixels, f"{path}: frame_pixels")
     fraction = document.get("rendered_fraction", 1.0)
     if isinstance(fraction, bool) or not isinstance(fraction, int | float):
         raise NerframeError(f"{path}: rendered_fraction must be a number, got {fraction!r}")

@@ -85,7 +85,9 @@ def validate(ops: pl.DataFrame, thorough: bool = True) -> pl.DataFrame:
             )
         # Null slots compare as null, which any() skips.
         problems[p.name, "{c} " + _rule(p.name) + ", got {v!r}"] = _out_of_range(p.name, value)
-    problems["bitwidth", "{c} must be an integer >= 1, got {v!r}"] = pl.col("bitwidth") < 1
+    problems["bitwidth", "{c} must be an integer in 1..64, got {v!r}"] = ~pl.col(
+        "bitwidth"
+    ).is_between(1, 64)
     problems["op_id", "{c} must be >= 0, got {v!r}"] = pl.col("op_id") < 0
     if thorough:
         problems["op_id", "{c} must be unique within its graph, got {v!r}"] = pl.struct(

@@ -20,7 +20,7 @@ from pathlib import Path
 import polars as pl
 
 from nerframe.atomic import atomic_path
-from nerframe.errors import NerframeError
+from nerframe.errors import InvalidInputError, NerframeError
 
 FORMATS = ("table", "csv", "json", "parquet")
 _SUFFIXES = {".txt": "table", ".csv": "csv", ".json": "json", ".parquet": "parquet"}
@@ -103,6 +103,12 @@ def emit(
         sys.stdout.write(to_text(df, fmt or "table", totals))
         return
     path = Path(path)
+    if not fmt and path.suffix.lower() not in _SUFFIXES:
+        raise InvalidInputError(
+            f"{path}: unknown table format {path.suffix!r}; use {', '.join(_SUFFIXES)} "
+            "or give --format",
+            str(path),
+        )
     fmt = fmt if fmt and fmt != "table" else _SUFFIXES.get(path.suffix.lower(), fmt or "table")
     with atomic_path(path) as tmp:
         if fmt == "parquet":

@@ -18,7 +18,7 @@ only time shown is the one in ``store.json``.
 >>> build_report("no-such-store")
 Traceback (most recent call last):
 ...
-nerframe.errors.NerframeError: no-such-store: not a nerframe result store (no store.json)
+nerframe.errors.StoreError: no-such-store: not a nerframe result store (no such folder)
 """
 
 from __future__ import annotations
@@ -31,12 +31,15 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import cast
 
+import altair as alt
 import polars as pl
 import vl_convert as vlc
 
-from nerframe import charts
+from nerframe import charts, schemas
 from nerframe.atomic import atomic_path
+from nerframe.charts.tables import largest
 from nerframe.errors import NerframeError
 from nerframe.progress import Progress
 from nerframe.rooflines import PRESETS, System, roofline
@@ -85,12 +88,40 @@ def _num(value: float | int | None, digits: int = 4) -> str:
     return f"{value:.{digits}g}"
 
 
+_SI = (
+    (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""), (1e-3, "m"), (1e-6, "µ"),
+    (1e-9, "n"), (1e-12, "p"),
+)  # fmt: skip
+
+
+def si(value: float | None, digits: int = 3) -> str:
+    """`value` with an SI prefix and `digits` significant digits (``–`` for none).
+
+    >>> si(0.1344), si(29.97), si(123456.0), si(None)
+    ('134m', '30', '123k', '–')
+    """
+    if value is None or value != value:
+        return "–"
+    if value == 0:
+        return "0"
+    for scale, prefix in _SI:
+        # The largest prefix under which the rounded mantissa is still >= 1.
+        if float(f"{abs(value) / scale:.{digits}g}") >= 1:
+            return f"{value / scale:.{digits}g}{prefix}"
+    return f"{value:.{digits}g}"
+
+
 def _slug(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.]+", "_", name)
 
 
 def _load(store: Path) -> dict[str, pl.DataFrame]:
     parts = tables(store)
+    if "schedule" not in parts and "summary" in parts:
+        # A store whose pairs are all unmapped has no schedule rows at all.
+        statuses = pl.concat([pl.read_parquet(f, columns=["status"]) for f in parts["summary"]])
+        if not (statuses["status"] == "ok").any():
+            parts["schedule"] = []
     missing = [t for t in REQUIRED if t not in parts]
     if missing:
         raise NerframeError(
@@ -102,6 +133,8 @@ def _load(store: Path) -> dict[str, pl.DataFrame]:
                 [pl.read_parquet(f, hive_partitioning=False) for f in files],
                 how="diagonal_relaxed",
             )
+            if files
+            else schemas.empty(name)
             for name, files in parts.items()
         }
     except (OSError, pl.exceptions.PolarsError) as e:
@@ -146,10 +179,15 @@ _NUMERIC = {"fps", "energy_per_frame_j", "avg_power_w", "area_mm2", "dram_utiliz
 
 
 def _cells(row: dict[str, object]) -> list[str]:
-    return [
-        _num(row[c]) if c in _NUMERIC else ("–" if row[c] is None else str(row[c]))
-        for c, _ in _COLUMNS
-    ]
+    return [_cell(c, row[c]) for c, _ in _COLUMNS]
+
+
+def _cell(column: str, value: object) -> str:
+    if column == "fps":
+        return si(cast(float | None, value))
+    if column in _NUMERIC:
+        return _num(cast(float | None, value))
+    return "–" if value is None else str(value)
 
 
 def _summary_markdown(summary: pl.DataFrame) -> str:
@@ -189,6 +227,28 @@ def _warning_list(items: list[str]) -> str:
     return '<ul class="warnings">' + "".join(f"<li>{_e(i)}</li>" for i in items) + "</ul>"
 
 
+def _retitled(chart: charts.Chart, text: str) -> charts.Chart:
+    # Every chart of a report names its pipeline and accelerator; a subtitle stays.
+    title = chart.title
+    subtitle = getattr(title, "subtitle", alt.Undefined)
+    return chart.properties(title=alt.Title(text, subtitle=subtitle))
+
+
+def _workload(graph: str, frames: dict[str, pl.DataFrame], summary: pl.DataFrame) -> str:
+    """One sentence: what one frame of `graph` is, from its ops and summary rows."""
+    ops = frames["ops"].filter(pl.col("graph") == graph)
+    rows = summary.filter(graph=graph)
+    kind = "training iteration" if "backward" in ops.columns and ops["backward"].any() else "frame"
+    parts = []
+    for column, name in (("B", "rays per batch"), ("N", "samples per ray"), ("G", "Gaussians")):
+        if column in ops.columns and ops[column].max() is not None:
+            parts.append(f"{name} {int(largest(ops[column])):,}")
+    for column, name in (("frame_pixels", "pixels"), ("batches", "batches")):
+        if rows[column].max() is not None:
+            parts.append(f"{int(largest(rows[column])):,} {name} per {kind}")
+    return f"Workload: {len(ops)} ops; " + ", ".join(parts) + "."
+
+
 def _pair_section(
     page: _Page, row: dict[str, object], frames: dict[str, pl.DataFrame], load: list[str]
 ) -> None:
@@ -198,7 +258,7 @@ def _pair_section(
     page.add(
         "<p>"
         + " · ".join(
-            f"{title}: {_e(_num(row[c]))}"
+            f"{title}: {_e(_cell(c, row[c]))}"
             for c, title in (
                 ("fps", "fps"),
                 ("energy_per_frame_j", "energy/frame (J)"),
@@ -234,9 +294,12 @@ def _pair_section(
         page.note(f"No roofline system for {accel} in the store; showing {REFERENCE_SYSTEM.name}.")
     if costs.height:
         unique = list({s.name: s for s in systems}.values())
-        page.figure(f"roofline--{stem}", charts.roofline_chart(roofline(costs, unique)))
+        chart = charts.roofline_chart(roofline(costs, unique))
+        names = " and ".join(s.name for s in unique)
+        page.figure(f"roofline--{stem}", _retitled(chart, f"Roofline of {graph} on {names}"))
     if schedule.height:
-        page.figure(f"breakdown--{stem}", charts.breakdown_chart(schedule))
+        chart = charts.breakdown_chart(schedule)
+        page.figure(f"breakdown--{stem}", _retitled(chart, f"Breakdown of {graph} on {accel}"))
     page.add("</section>")
 
 
@@ -268,7 +331,8 @@ def _document(page: _Page, specs: list[dict[str, object]]) -> str:
 @cache
 def _bundle() -> str:
     """Vega, Vega-Lite and vega-embed as one script, from vl-convert (no network)."""
-    code = vlc.javascript_bundle(vl_version=charts.VL_VERSION)
+    # The stub marks the optional snippet argument as required.
+    code = vlc.javascript_bundle(vl_version=charts.VL_VERSION)  # type: ignore[call-arg]
     # An end tag inside the code would end the script element; "<\/" means "</" in JS
     # strings and regular expressions alike.
     return re.sub(r"</(script)", r"<\\/\1", code, flags=re.IGNORECASE)
@@ -332,9 +396,33 @@ def _conventions(run: dict) -> str:
     )
 
 
-def build_report(store: str | Path, output: str | Path | None = None) -> Path:
-    """Write the report of `store` (``report.html`` or `output`, ``summary.md`` and
-    ``charts/``) and return the HTML path."""
+def _export(folder: Path, names: list[str], specs: list[dict[str, object]]) -> None:
+    # vl-convert renders outside the GIL, so the images are exported in parallel.
+    with ThreadPoolExecutor(max_workers=os.cpu_count()) as pool:
+        done = pool.map(
+            lambda named: charts.save_chart(
+                named[1], folder / f"{named[0]}.svg", folder / f"{named[0]}.png"
+            ),
+            zip(names, specs, strict=True),
+        )
+        with Progress(len(names), "report", "charts") as bar:
+            for _ in done:
+                bar.advance(1)
+    # Charts of an earlier build of this store that no longer exist would mislead.
+    keep = {f"{n}{s}" for n in names for s in (".png", ".svg")}
+    for stale in sorted(folder.glob("*")):
+        if stale.suffix in (".png", ".svg") and stale.name not in keep:
+            stale.unlink()
+
+
+def build_report(store: str | Path, output: str | Path | None = None, images: bool = False) -> Path:
+    """Write the report of `store` and return the HTML path.
+
+    Without `output` it writes ``report.html`` and ``summary.md`` into the store;
+    with `output` only that HTML file, leaving the store untouched. With
+    `images`, the PNG and SVG of every chart go to ``charts/`` beside the HTML
+    (each chart rendered once; the PNG is rasterised from its SVG).
+    """
     store = Path(store)
     manifest = read_manifest(store)
     frames = _load(store)
@@ -360,7 +448,8 @@ def build_report(store: str | Path, output: str | Path | None = None) -> Path:
     page.add('<section id="overview"><h2>Overview</h2>')
     page.figure("matrix", charts.matrix_chart(summary))
     page.add(_summary_table(summary))
-    page.add(_conventions(manifest.get("run") or {}))
+    run = manifest.get("run")
+    page.add(_conventions(run if isinstance(run, dict) else {}))
     unmapped = summary.filter(pl.col("status") != "ok")
     if unmapped.height:
         page.add("<h3>Unmapped pairs</h3><ul>")
@@ -377,6 +466,7 @@ def build_report(store: str | Path, output: str | Path | None = None) -> Path:
     page.add("</section>")
     for graph in graphs:
         page.add(f'<section id="{_e(_slug(graph))}"><h2>{_e(graph)}</h2>')
+        page.add(f'<p class="workload">{_e(_workload(graph, frames, summary))}</p>')
         ops = frames["ops"].filter(pl.col("graph") == graph)
         if ops.height:
             page.figure(f"graph--{_slug(graph)}", charts.graph_chart(ops, frames["edges"]))
@@ -390,28 +480,15 @@ def build_report(store: str | Path, output: str | Path | None = None) -> Path:
     names = [f.name for f in page.figures]
     if len(set(names)) != len(names):
         raise NerframeError(f"{store}: pipeline or accelerator names collide in chart file names")
-    folder = store / "charts"
-    # Converting a chart to its spec validates it, which costs more than rendering.
-    specs = [figure.chart.to_dict() for figure in page.figures]
-    # vl-convert renders outside the GIL, so the images are exported in parallel.
-    with ThreadPoolExecutor(max_workers=os.cpu_count()) as pool:
-        done = pool.map(
-            lambda named: charts.save_chart(
-                named[1], folder / f"{named[0]}.svg", folder / f"{named[0]}.png"
-            ),
-            zip(names, specs, strict=True),
-        )
-        with Progress(len(names), "report", "charts") as bar:
-            for _ in done:
-                bar.advance(1)
-    # Charts of an earlier build of this store that no longer exist would mislead.
-    keep = {f"{n}{s}" for n in names for s in (".png", ".svg")}
-    for stale in sorted(folder.glob("*")):
-        if stale.suffix in (".png", ".svg") and stale.name not in keep:
-            stale.unlink()
-    with atomic_path(store / "summary.md") as tmp:
-        tmp.write_text(_summary_markdown(summary), encoding="utf-8")
     target = Path(output) if output is not None else store / "report.html"
+    # Converting a chart to its spec validates it, which costs more than rendering;
+    # the chart functions' tests validate every kind of spec they build.
+    specs = [figure.chart.to_dict(validate=False) for figure in page.figures]
+    if images:
+        _export(target.parent / "charts", names, specs)
+    if output is None:
+        with atomic_path(store / "summary.md") as tmp:
+            tmp.write_text(_summary_markdown(summary), encoding="utf-8")
     with atomic_path(target) as tmp:
         tmp.write_text(_document(page, specs), encoding="utf-8")
     return target

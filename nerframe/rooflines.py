@@ -31,11 +31,17 @@ import polars as pl
 from nerframe import schemas
 from nerframe.costing import costs as compute_costs
 from nerframe.errors import NerframeError
+from nerframe.graphs import Graph
 
 
 @dataclass(frozen=True)
 class System:
-    """A roofline: peak compute (TFLOP/s), DRAM bandwidth (GB/s) and their efficiencies."""
+    """A roofline: peak compute (TFLOP/s), DRAM bandwidth (GB/s) and their efficiencies.
+
+    >>> s = System("npu", peak_tflops=4.0, bandwidth_gbps=100.0)
+    >>> s.ridge  # FLOP/byte where the roofs meet
+    40.0
+    """
 
     name: str
     peak_tflops: float
@@ -89,9 +95,14 @@ PRESETS: dict[str, System] = {
 
 
 class _AcceleratorLike(Protocol):
-    name: str
-    peak_tflops: float
-    dram_bandwidth_gbps: float
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def peak_tflops(self) -> float: ...
+
+    @property
+    def dram_bandwidth_gbps(self) -> float: ...
 
 
 def system(name_or_accelerator: str | System | _AcceleratorLike) -> System:
@@ -139,13 +150,24 @@ def _from_accelerator(accel: _AcceleratorLike) -> System:
 _COST_INPUT = ("graph", "op_id", "op_type", "category", "backward", "flops", "bytes_total")
 
 
-def roofline(costs: pl.DataFrame, systems: Sequence[System | str]) -> pl.DataFrame:
+def roofline(
+    costs: pl.DataFrame | Graph, systems: Sequence[System | str] | System | str
+) -> pl.DataFrame:
     """One row per (op of `costs`, system), with the columns of `schemas.ROOFLINE`.
 
-    `costs` is a costs table, or an ops table whose costs are computed first.
-    Rows are in `costs` order, each op followed by its systems in the given order.
-    An op that moves no bytes attains the peak whatever its recorded intensity.
+    `costs` is a costs table, an ops table or a `Graph` (whose costs are computed
+    first); `systems` one system (a name or a `System`) or several. Rows are in
+    `costs` order, each op followed by its systems in the given order. An op
+    that moves no bytes attains the peak whatever its recorded intensity.
+
+    >>> import nerframe
+    >>> roofline(nerframe.pipeline("neurex"), "A100").select("system", "bound").row(0)
+    ('A100', 'memory')
     """
+    if isinstance(costs, Graph):
+        costs = costs.ops
+    if isinstance(systems, str | System):
+        systems = [systems]
     if "flops" not in costs.columns and "op_type" in costs.columns:
         costs = compute_costs(costs)
     missing = [c for c in (*_COST_INPUT, "intensity") if c not in costs.columns]

@@ -32,23 +32,34 @@ from typing import NamedTuple
 import numpy as np
 import polars as pl
 
+from nerframe.builtin_pipelines import pipeline
 from nerframe.costing import costs
-from nerframe.errors import NerframeError
+from nerframe.errors import InvalidInputError, NerframeError
 from nerframe.graphs import Graph, phases
 from nerframe.hardware import Accelerator, accelerator, map_operators
 from nerframe.kernels.dag import Dag, dag
 from nerframe.kernels.schedule import ConfigArrays, OpArrays, ScheduleResult, schedule_configs
-from nerframe.schemas import SCHEDULE, SUMMARY
+from nerframe.schemas import MODULE_BUSY, SCHEDULE, SUMMARY
 
 PARALLELISM = ("split", "instance")
 
 
 @dataclass(frozen=True)
 class Schedule:
-    """One graph on one accelerator: `schedule` (one row per op) and `summary` (one row)."""
+    """One graph on one accelerator: `schedule` (one row per op) and `summary` (one row).
+
+    Its repr is one line: graph, accelerator, op count and fps.
+    """
 
     schedule: pl.DataFrame
     summary: pl.DataFrame
+
+    def __repr__(self) -> str:
+        row = self.summary.row(0, named=True)
+        return (
+            f"Schedule(graph={row['graph']!r}, accelerator={row['accelerator']!r}, "
+            f"ops={self.schedule.height}, fps={_fps(row['fps'])})"
+        )
 
 
 @dataclass(frozen=True)
@@ -72,6 +83,14 @@ class Configurations:
     def of(cls, accel: Accelerator) -> Configurations:
         """The accelerator as a batch of one configuration."""
         modules = accel.modules
+        for m in modules:
+            for field in ("count", "latency_cycles"):
+                value = getattr(m, field)
+                if not -(2**62) < value < 2**62:
+                    raise InvalidInputError(
+                        f"{accel.name}: module {m.name}: {field} {value} is out of range",
+                        field,
+                    )
         return cls(
             module_count=np.array([[m.count for m in modules]], np.int64),
             module_throughput=np.array([[m.throughput_ops_per_cycle for m in modules]]),
@@ -121,6 +140,7 @@ class Mapped:
     costs: pl.DataFrame
     module: np.ndarray
     parts: tuple[_Part | None, _Part | None, _Part | None]
+    module_names: tuple[str, ...]
 
     @classmethod
     def of(cls, graph: Graph, accel: Accelerator) -> Mapped:
@@ -143,7 +163,8 @@ class Mapped:
             inside = (phase[src] == p) & (phase[dst] == p)
             s, d = position[src[inside]], position[dst[inside]]
             parts.append(_Part(ops, dag(ops.size, s, d)))
-        return cls(table, module, (parts[0], parts[1], parts[2]))
+        names = tuple(m.name for m in accel.modules)
+        return cls(table, module, (parts[0], parts[1], parts[2]), names)
 
     def run(self, configs: Configurations, parallelism: str, keep_ops: bool) -> FrameRun:
         """List-schedule each phase (one batch of the batch phase) on every configuration."""
@@ -165,16 +186,45 @@ class Mapped:
         results = [
             None
             if part is None
-            else schedule_configs(
-                part.dag,
+            else self._schedule(
+                part,
                 OpArrays(self.module[part.ops], flops[part.ops], nbytes[part.ops]),
                 config_arrays,
-                keep_ops=keep_ops,
+                keep_ops,
             )
             for part in self.parts
         ]
         moved = [0.0 if part is None else float(nbytes[part.ops].sum()) for part in self.parts]
         return FrameRun(results[0], results[1], results[2], (moved[0], moved[1], moved[2]))
+
+    def _schedule(
+        self, part: _Part, ops: OpArrays, configs: ConfigArrays, keep_ops: bool
+    ) -> ScheduleResult:
+        try:
+            return schedule_configs(part.dag, ops, configs, keep_ops=keep_ops)
+        except InvalidInputError as e:
+            raise self._named(e, part, configs.count.shape[0]) from None
+
+    def _named(self, e: InvalidInputError, part: _Part, n_configs: int) -> InvalidInputError:
+        # The kernel names ops (of one phase), modules and configurations by index;
+        # say which op of the graph and which module.
+        message = str(e)
+        op = None if e.op is None else int(part.ops[e.op])
+        if op is not None:
+            op_type = self.costs["op_type"][op]
+            message = message.replace(f"op {e.op} ", f"op {op} ({op_type}) ", 1)
+        if e.module is not None:
+            name = self.module_names[e.module]
+            message = message.replace(f"module {e.module} ", f"module {name} ", 1)
+        if n_configs == 1:
+            message = message.replace(" of configuration 0", "", 1)
+        return InvalidInputError(
+            message, e.culprit, op=op, module=e.module, configuration=e.configuration
+        )
+
+
+def _fps(value: float | None) -> str:
+    return "None" if value is None else f"{value:.3g}"
 
 
 def frame_figures(
@@ -199,6 +249,18 @@ def frame_figures(
     if run.batch is None:
         stream = zero
     frame_cycles = pre + stream + post
+    # Frame cycles are int64; the float estimate is exact enough to see overflow.
+    longest = float(
+        (pre + post + batch.astype(float) * max(batches, 1) + interval.astype(float) * batches).max(
+            initial=0
+        )
+    )
+    if longest >= 2**62:
+        raise InvalidInputError(
+            f"a frame of {batches} batches would take about {longest:.3g} cycles, "
+            "beyond the int64 range; lower frame_pixels",
+            "frame_pixels",
+        )
     frame_time = frame_cycles / (configs.frequency_mhz * 1e6)
     energy = np.zeros(shape)
     for r, times in zip(run.phases, (1, batches, 1), strict=True):
@@ -232,7 +294,7 @@ def frame_figures(
 
 
 def schedule(
-    graph: Graph,
+    graph: Graph | str,
     accel: Accelerator | str,
     parallelism: str = "split",
     pipelined: bool = True,
@@ -245,8 +307,14 @@ def schedule(
     frame's start, batch ops as the first batch (after the ``pre`` ops), ``post``
     ops after the last batch; ``energy_j`` is one run of the op (per batch for
     batch ops, per frame for frame ops). Raises `NerframeError` when an op cannot
-    be mapped to a module.
+    be mapped to a module. `graph` may be a built-in pipeline's name and `accel`
+    a built-in accelerator's name or an accelerator file.
+
+    >>> schedule("neurex", "neurex")
+    Schedule(graph='neurex', accelerator='neurex', ops=5, fps=...)
     """
+    if isinstance(graph, str):
+        graph = pipeline(graph)
     accel = accelerator(accel) if isinstance(accel, str) else accel
     mapped = Mapped.of(graph, accel)
     configs = Configurations.of(accel)
@@ -302,6 +370,43 @@ def schedule(
     }
     summary = pl.DataFrame([row], schema=SUMMARY).fill_nan(None)
     return Schedule(ops.select(SCHEDULE.names()).cast(SCHEDULE), summary)
+
+
+def module_busy(result: Schedule, accel: Accelerator) -> pl.DataFrame:
+    """Busy cycles per instance of every module of `accel` in one batch (`MODULE_BUSY`).
+
+    A batch-scoped op keeps ``instances`` of its module's ``count`` instances busy
+    for its duration; a module's busy cycles per instance are ``ceil(sum(duration *
+    instances) / count)`` over those ops, the figure whose maximum is the summary's
+    interval.
+
+    >>> s = schedule("neurex", "neurex")
+    >>> busy = module_busy(s, accelerator("neurex"))
+    >>> busy["busy_cycles"].max() == s.summary["interval_cycles"].item()
+    True
+    """
+    counts = pl.DataFrame(
+        {"module": [m.name for m in accel.modules], "count": [m.count for m in accel.modules]},
+        schema={"module": pl.String(), "count": pl.Int64()},
+    )
+    # The interval is that of the batch stream: frame-scoped ops run outside it.
+    used = (
+        result.schedule.filter(pl.col("scope") == "batch")
+        .group_by("module")
+        .agg(instance_cycles=(pl.col("duration_cycles") * pl.col("instances")).sum())
+    )
+    return (
+        counts.join(used, on="module", how="left", maintain_order="left")
+        .select(
+            graph=pl.lit(result.summary["graph"].item()),
+            accelerator=pl.lit(accel.name),
+            module="module",
+            count="count",
+            busy_cycles=(pl.col("instance_cycles").fill_null(0) + pl.col("count") - 1)
+            // pl.col("count"),
+        )
+        .cast(MODULE_BUSY)
+    )
 
 
 def unmapped_summary(

@@ -65,6 +65,11 @@ def query(sql_or_name: str, store: str | Path) -> pl.DataFrame:
     Any failure (unknown name, bad SQL, missing table or store) is a `NerframeError`
     whose one-line message names the query and gives DuckDB's reason. A sweep
     store whose sweep did not finish gives a `NerframeWarning` (rows are missing).
+
+    >>> import nerframe, tempfile
+    >>> store = nerframe.analyze("neurex", "neurex", tempfile.mkdtemp() + "/s", report=False).store
+    >>> query("SELECT graph, accelerator, status FROM summary", store).rows()
+    [('neurex', 'neurex', 'ok')]
     """
     text = sql_or_name.strip()
     if not text:

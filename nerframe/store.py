@@ -20,22 +20,57 @@ a reader does not need hive partitioning to see them.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import json
+import os
+import re
+import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import polars as pl
 
 from nerframe.atomic import atomic_path
-from nerframe.errors import NerframeError
+from nerframe.errors import InvalidInputError, NerframeError, StoreError
 
 MANIFEST = "store.json"
+
+
+# Partition values become folder names: no separators, no "=" or "%" (hive syntax),
+# no control characters, and no leading dot (".", "..", hidden and temporary names).
+_SAFE_NAME = re.compile(r"[^./\\=%\x00-\x1f][^/\\=%\x00-\x1f]*")
+
+
+def check_name(kind: str, name: str) -> str:
+    """`name` if it can name a partition folder of a store, else InvalidInputError.
+
+    >>> check_name("graph", "nerf-360")
+    'nerf-360'
+    >>> try:
+    ...     check_name("graph", "../x")
+    ... except InvalidInputError as e:
+    ...     print(e.culprit)
+    ../x
+    """
+    if not _SAFE_NAME.fullmatch(name):
+        raise InvalidInputError(
+            f"{kind} name {name!r} cannot name a store folder: use no '/', '\\', '=', '%' "
+            "or control characters, and no leading '.'",
+            name,
+        )
+    return name
 
 
 def write_table(
     store: str | Path, table: str, df: pl.DataFrame, part: int = 0, **partition: str
 ) -> Path:
-    """Write `df` as Parquet part number `part` of `table`, under hive folders ``key=value``."""
+    """Write `df` as Parquet part number `part` of `table`, under hive folders ``key=value``.
+
+    Partition values that could not name a folder safely raise `InvalidInputError`.
+    """
+    for key, value in partition.items():
+        check_name(key, value)
     folder = Path(store, table, *(f"{key}={value}" for key, value in partition.items()))
     target = folder / f"part-{part}.parquet"
     with atomic_path(target) as tmp:
@@ -66,14 +101,104 @@ def write_manifest(store: str | Path, run: dict[str, object]) -> Path:
 
 
 def read_manifest(store: str | Path) -> dict[str, object]:
-    """Read ``store.json``; a missing or unreadable store is a `NerframeError`."""
+    """Read ``store.json``; a missing or unreadable store is a `StoreError`."""
     path = Path(store, MANIFEST)
+    if not Path(store).is_dir():
+        raise StoreError(f"{store}: not a nerframe result store (no such folder)", str(store))
     try:
-        return json.loads(path.read_text())
+        manifest = json.loads(path.read_text())
     except FileNotFoundError:
-        raise NerframeError(f"{store}: not a nerframe result store (no {MANIFEST})") from None
+        raise StoreError(
+            f"{store}: not a nerframe result store (no {MANIFEST})", str(store)
+        ) from None
     except (OSError, json.JSONDecodeError) as e:
-        raise NerframeError(f"{path}: unreadable store manifest ({e})") from None
+        raise StoreError(f"{path}: unreadable store manifest ({e})", str(store)) from None
+    if not isinstance(manifest, dict):
+        raise StoreError(f"{path}: unreadable store manifest (not an object)", str(store))
+    return manifest
+
+
+def is_analysis(store: str | Path) -> bool:
+    """Whether `store` holds the result of `nerframe.analyze` (not a sweep or anything else).
+
+    >>> is_analysis("no-such-folder")
+    False
+    """
+    try:
+        run = read_manifest(store).get("run")
+    except NerframeError:
+        return False
+    return isinstance(run, dict) and "pipelines" in run
+
+
+@contextlib.contextmanager
+def locked(target: str | Path) -> Iterator[None]:
+    """Hold the lock of the store at `target` (a ``.NAME.lock`` file beside it).
+
+    A second run into the same store while the lock is held is refused with a
+    `StoreError`. A lock left by a killed process (its pid no longer runs) is
+    taken over, and the temporary folders that process left beside the store
+    are removed.
+
+    >>> import tempfile
+    >>> with locked(tempfile.mkdtemp() + "/store"):
+    ...     pass
+    """
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    lock = target.with_name(f".{target.name}.lock")
+    for _ in range(2):
+        try:
+            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666)
+        except FileExistsError:
+            if _holder_alive(lock):
+                raise StoreError(
+                    f"{target}: another nerframe run is writing this store "
+                    f"(lock {lock.name}); wait for it to finish",
+                    str(target),
+                ) from None
+            lock.unlink(missing_ok=True)
+            continue
+        break
+    else:
+        raise StoreError(f"{target}: could not take the lock {lock.name}", str(target))
+    try:
+        os.write(fd, str(os.getpid()).encode())
+        os.close(fd)
+        # Left by a run that was killed: nobody else writes beside this store now.
+        for leftover in target.parent.glob(f".{glob_escape(target.name)}.*.tmp"):
+            if leftover.is_dir():
+                shutil.rmtree(leftover, ignore_errors=True)
+            else:
+                leftover.unlink(missing_ok=True)
+        yield
+    finally:
+        lock.unlink(missing_ok=True)
+
+
+def glob_escape(name: str) -> str:
+    """`name` with glob wildcards escaped, for `Path.glob`.
+
+    >>> glob_escape("a*b[1]")
+    'a[*]b[[]1]'
+    """
+    return re.sub(r"([*?\[])", r"[\1]", name)
+
+
+def _holder_alive(lock: Path) -> bool:
+    try:
+        pid = int(lock.read_text().strip() or "0")
+    except (OSError, ValueError):
+        return True  # being written this instant: treat as held
+    if pid <= 0:
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def tables(store: str | Path) -> dict[str, list[Path]]:

@@ -1,14 +1,8 @@
 -- bottlenecks: per pipeline x accelerator, the bottleneck module, its busy cycles per instance and their share of the batch makespan, and the compute/memory bound mix
 WITH modules AS (
-    -- Busy cycles per instance: an op keeps `instances` lanes busy for its duration,
-    -- spread over the lanes the schedule used.
-    SELECT
-        graph,
-        accelerator,
-        module,
-        SUM(duration_cycles * instances)::DOUBLE / MAX(first_instance + instances) AS busy_cycles
-    FROM schedule
-    GROUP BY graph, accelerator, module
+    -- Busy cycles per instance, written by the scheduler (the bottleneck's equal the interval).
+    SELECT graph, accelerator, module, busy_cycles::DOUBLE AS busy_cycles
+    FROM module_busy
 ),
 mix AS (
     SELECT

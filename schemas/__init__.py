@@ -111,6 +111,17 @@ SCHEDULE = pl.Schema(
     }
 )
 
+MODULE_BUSY = pl.Schema(
+    {
+        "graph": pl.String(),
+        "accelerator": pl.String(),
+        "module": pl.String(),
+        "count": pl.Int64(),
+        # Busy cycles per instance in one batch, as the scheduler's interval counts them.
+        "busy_cycles": pl.Int64(),
+    }
+)
+
 SUMMARY = pl.Schema(
     {
         "graph": pl.String(),
@@ -163,6 +174,7 @@ TABLES: dict[str, pl.Schema] = {
     "costs": COSTS,
     "accelerators": ACCELERATORS,
     "modules": MODULES,
+    "module_busy": MODULE_BUSY,
     "schedule": SCHEDULE,
     "summary": SUMMARY,
     "roofline": ROOFLINE,

@@ -14,7 +14,7 @@ SHARED = Path(__file__).resolve().parents[2] / "shared"
 def shared() -> Path:
     """The project's sibling ``shared/`` folder (specs and reference data)."""
     if not (SHARED / "spec").is_dir():
-        pytest.skip(f"reference inputs not found at {SHARED} (the sibling shared/ folder)")
+        pytest.skip(f"optional: reference inputs not found at {SHARED} (sibling shared/ folder)")
     return SHARED
 
 

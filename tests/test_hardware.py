@@ -34,7 +34,7 @@ from nerframe.taxonomy import OP_TYPES, op_types
 RENDERSIM = Path(__file__).resolve().parents[2] / "shared" / "data" / "rendersim" / "hardware"
 needs_rendersim = pytest.mark.skipif(
     not RENDERSIM.is_dir(),
-    reason=f"original-framework accelerator files not found at {RENDERSIM} "
+    reason=f"optional: original-framework accelerator files not found at {RENDERSIM} "
     "(the repository's sibling shared/ folder)",
 )
 BUILTIN_DIR = Path(__file__).resolve().parents[1] / "nerframe" / "accelerators"

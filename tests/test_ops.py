@@ -56,7 +56,7 @@ def test_a_dataframe_is_completed_like_records() -> None:
         ({**SORT, "N": -3}, "N must be an integer >= 1, got -3"),
         ({**SORT, "N": math.nan}, "N must be an integer, got nan"),
         ({**SORT, "N": math.inf}, "N must be an integer, got inf"),
-        ({**SORT, "bitwidth": 0}, "bitwidth must be an integer >= 1, got 0"),
+        ({**SORT, "bitwidth": 0}, "bitwidth must be an integer in 1..64, got 0"),
         (
             {"op_type": "FrustumCulling", "G": 3, "cull_ratio": 0.0},
             r"cull_ratio must be .*\(0, 1\]",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from pathlib import Path
@@ -11,11 +12,12 @@ import pytest
 from polars.testing import assert_frame_equal
 from store_fixture import write_store
 
+import nerframe
 from nerframe.errors import NerframeError
 from nerframe.sql import connect, named_queries, query
 from nerframe.store import tables
 
-ANALYZE_VIEWS = {"ops", "edges", "costs", "schedule", "summary", "roofline"}
+ANALYZE_VIEWS = {"ops", "edges", "costs", "schedule", "summary", "roofline", "module_busy"}
 # Named queries over a sweep store's table ``sweep`` (tested in tests/test_sweep_campaign.py).
 SWEEP_QUERIES = {"pareto", "best_under_budget", "sensitivity"}
 
@@ -91,48 +93,69 @@ def test_roofline_query(store: Path, frames: dict[str, pl.DataFrame]) -> None:
 
 
 def test_bottlenecks_query(store: Path, frames: dict[str, pl.DataFrame]) -> None:
-    schedule = frames["schedule"]
-    modules = schedule.group_by("graph", "accelerator", "module").agg(
-        busy_cycles=(pl.col("duration_cycles") * pl.col("instances")).sum()
-        / (pl.col("first_instance") + pl.col("instances")).max()
-    )
-    mix = schedule.group_by("graph", "accelerator").agg(
-        compute_bound_ops=(pl.col("bound") == "compute").sum().cast(pl.Int64),
-        memory_bound_ops=(pl.col("bound") == "memory").sum().cast(pl.Int64),
-        memory_bound_time_share=pl.col("duration_cycles").filter(pl.col("bound") == "memory").sum()
-        / pl.col("duration_cycles").sum(),
-    )
-    expected = (
-        frames["summary"]
-        .filter(status="ok")
-        .join(
-            modules,
-            left_on=["graph", "accelerator", "bottleneck_module"],
-            right_on=["graph", "accelerator", "module"],
-            how="left",
-        )
-        .join(mix, on=["graph", "accelerator"], how="left")
-        .select(
-            "graph",
-            "accelerator",
-            "bottleneck_module",
-            "busy_cycles",
-            "makespan_cycles",
-            "interval_cycles",
-            busy_share=pl.col("busy_cycles") / pl.col("makespan_cycles"),
-            compute_bound_ops="compute_bound_ops",
-            memory_bound_ops="memory_bound_ops",
-            memory_bound_time_share="memory_bound_time_share",
-        )
-        .sort("graph", "accelerator")
-    )
     got = query("bottlenecks", store)
-    _same(got, expected)
     assert got.height == 8  # the unmapped pair has no bottleneck
-    # The store is scheduled with split parallelism (an op takes every instance of its
-    # module), so the bottleneck's busy cycles per instance are the scheduler's interval.
-    assert got["busy_cycles"].to_list() == got["interval_cycles"].cast(pl.Float64).to_list()
+    summary = frames["summary"].filter(status="ok").sort("graph", "accelerator")
+    assert (
+        got.select("graph", "accelerator", "bottleneck_module").rows()
+        == summary.select("graph", "accelerator", "bottleneck_module").rows()
+    )
+    # The bottleneck's busy cycles per instance are, by definition, the scheduler's
+    # interval; the share divides them by the makespan.
+    assert got["busy_cycles"].to_list() == summary["interval_cycles"].cast(pl.Float64).to_list()
+    assert got["busy_share"].to_list() == pytest.approx(
+        (summary["interval_cycles"] / summary["makespan_cycles"]).to_list(), rel=1e-12
+    )
+    # Bound mix counted op by op in Python, not with the query's own grouping.
+    schedule = frames["schedule"]
+    for row in got.iter_rows(named=True):
+        ops = schedule.filter(graph=row["graph"], accelerator=row["accelerator"]).rows(named=True)
+        bounds = [op["bound"] for op in ops]
+        memory_time = sum(op["duration_cycles"] for op in ops if op["bound"] == "memory")
+        assert row["compute_bound_ops"] == bounds.count("compute")
+        assert row["memory_bound_ops"] == bounds.count("memory")
+        total = sum(op["duration_cycles"] for op in ops)
+        assert row["memory_bound_time_share"] == pytest.approx(memory_time / total, rel=1e-12)
     assert got["compute_bound_ops"].sum() > 0 and got["memory_bound_ops"].sum() > 0
+
+
+def test_bottlenecks_busy_cycles_under_instance_parallelism(tmp_path: Path) -> None:
+    # Three independent ops of 8, 24 and 2 cycles on one module of two instances,
+    # one instance each: 34 instance-cycles over 2 instances -> 17 per instance, the
+    # scheduler's interval.
+    accel = {
+        "name": "two_lanes",
+        "frequency_mhz": 1000,
+        "dram_bandwidth_gbps": 1000,
+        "dram_pj_per_byte": 0,
+        "modules": [
+            {
+                "name": "alu",
+                "type": "SAMPLING",
+                "count": 2,
+                "throughput_ops_per_cycle": 1,
+                "latency_cycles": 0,
+                "area_um2": 1,
+                "power_uw": 1,
+            }
+        ],
+        "operator_mapping": {"Sorting": "alu"},
+    }
+    accel_file = tmp_path / "two_lanes.json"
+    accel_file.write_text(json.dumps(accel))
+    # Sorting of B=1, N=n costs n*log2(n) FLOPs: N=4 -> 8, N=8 -> 24, N=2 -> 2.
+    graph_file = tmp_path / "three.json"
+    ops = [{"op_type": "Sorting", "B": 1, "N": n, "bitwidth": 8} for n in (4, 8, 2)]
+    graph_file.write_text(json.dumps({"name": "three", "ops": ops, "frame_pixels": 1}))
+    nerframe.analyze(
+        [str(graph_file)], [str(accel_file)], tmp_path / "out", "instance", report=False
+    )
+    got = query("bottlenecks", tmp_path / "out").row(0, named=True)
+    schedule = nerframe.schedule(nerframe.read_graph(graph_file), str(accel_file), "instance")
+    durations = schedule.schedule["duration_cycles"].to_list()
+    assert durations == [8, 24, 2]
+    assert got["busy_cycles"] == 17.0 == -(-sum(durations) // 2)
+    assert got["interval_cycles"] == 17
 
 
 def test_breakdown_query(store: Path, frames: dict[str, pl.DataFrame]) -> None:

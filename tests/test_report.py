@@ -41,7 +41,7 @@ CHARTS = {
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     store = write_store(tmp_path_factory.mktemp("store"))
-    build_report(store)
+    build_report(store, images=True)
     return store
 
 
@@ -138,7 +138,7 @@ def test_stale_charts_go(store: Path, tmp_path: Path) -> None:
     shutil.copytree(store, copy)
     (copy / "charts" / "gantt--gone--npu.png").write_bytes(b"old")
     (copy / "charts" / "notes.txt").write_text("mine")
-    build_report(copy)
+    build_report(copy, images=True)
     assert not (copy / "charts" / "gantt--gone--npu.png").exists()
     assert (copy / "charts" / "notes.txt").exists()
 
@@ -147,7 +147,7 @@ def test_store_without_accelerators_table(store: Path, tmp_path: Path) -> None:
     copy = tmp_path / "store"
     shutil.copytree(store, copy)
     shutil.rmtree(copy / "accelerators")
-    page = build_report(copy).read_text()
+    page = build_report(copy, images=True).read_text()
     assert "Accelerator load warnings" not in page
     # The accelerator's own roof comes from the store's roofline table instead.
     assert "server_npu ridge" in (copy / "charts" / "roofline--gsplat--server_npu.svg").read_text()
@@ -257,7 +257,7 @@ class _DevTools:
 @pytest.mark.browser
 def test_report_renders_offline_in_chromium(store: Path, tmp_path: Path) -> None:
     if not CHROMIUM.exists():
-        pytest.skip(f"{CHROMIUM} not installed (apt-get install chromium)")
+        pytest.skip(f"optional: {CHROMIUM} not installed (apt-get install chromium)")
     url = (store / "report.html").as_uri()
     log = tmp_path / "chromium.log"
     browser = _DevTools(tmp_path / "profile", log)
@@ -304,7 +304,7 @@ def test_report_of_an_analyze_store(tmp_path: Path) -> None:
     from nerframe.analysis import analyze
 
     store = analyze(["neurex"], output=tmp_path / "out", report=False).store
-    page = build_report(store).read_text()
+    page = build_report(store, images=True).read_text()
     # matrix + operator graph + (Gantt, roofline, breakdown) on neurex and neurex_server
     assert page.count('<div class="chart" data-chart="') == 8
     assert len(list((store / "charts").glob("*.png"))) == 8

@@ -349,10 +349,18 @@ def valid_args() -> dict:
 @pytest.mark.parametrize(
     ("field", "value", "message"),
     [
-        ("count", np.array([[1, 0]]), "count of configuration 0 must be >= 1, got 0"),
+        ("count", np.array([[1, 0]]), "count of module 1 of configuration 0 must be >= 1, got 0"),
         ("count", np.array([1, 2]), "count must have shape"),
-        ("count", np.array([[1, 2**40]]), "count of configuration 0 must be <= 1048576"),
-        ("throughput", np.array([[1.0, 0.0]]), "throughput of configuration 0 must be > 0"),
+        (
+            "count",
+            np.array([[1, 2**40]]),
+            "count of module 1 of configuration 0 must be <= 1048576",
+        ),
+        (
+            "throughput",
+            np.array([[1.0, 0.0]]),
+            "throughput of module 1 of configuration 0 must be > 0",
+        ),
         ("latency", np.array([[0, 1, 2]]), "latency must have shape"),
         ("latency", np.array([[0.0, 1.5]]), "latency must hold integers"),
         ("frequency_mhz", np.array([100.0, 200.0]), "frequency_mhz must have shape"),
@@ -368,7 +376,11 @@ def valid_args() -> dict:
         ("pred_idx", np.array([1, 0]), "describe different edges"),
         ("succ_ptr", np.array([0, 1, 1, 2]), "describe different edges"),
         ("pred_ptr", np.array([0, 1, 2]), "pred_ptr must have shape"),
-        ("instances", np.array([[1, 3]]), "instances of configuration 0 exceed count"),
+        (
+            "instances",
+            np.array([[1, 3]]),
+            r"instances of module 1 of configuration 0 must be <= count \(2\), got 3",
+        ),
     ],
 )
 def test_bad_input_raises_invalid_input_error(field: str, value: np.ndarray, message: str) -> None:
@@ -415,8 +427,8 @@ PER_CONFIG = (
 @pytest.mark.parametrize(
     ("field", "where", "value", "message"),
     [
-        ("latency", (2, 1), -1, "latency of configuration 2 must be >= 0, got -1"),
-        ("power_uw", (1, 0), np.inf, "power_uw of configuration 1 must be finite"),
+        ("latency", (2, 1), -1, "latency of module 1 of configuration 2 must be >= 0, got -1"),
+        ("power_uw", (1, 0), np.inf, "power_uw of module 0 of configuration 1 must be finite"),
         ("frequency_mhz", 3, 0.0, "frequency_mhz of configuration 3 must be > 0, got 0.0"),
         ("dram_pj_per_byte", 1, -1.0, "dram_pj_per_byte of configuration 1 must be >= 0"),
     ],

@@ -2,30 +2,31 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import altair as alt
 import polars as pl
 
-from nerframe.charts.tables import MAX_ROWS, fitting, one_value, op_label, plain, require
+from nerframe.charts.tables import MAX_ROWS, fitting, largest, one_value, op_label, plain, require
 from nerframe.charts.theme import Chart, category_color
-from nerframe.errors import NerframeError
+from nerframe.errors import CycleError, NerframeError
+from nerframe.kernels.dag import dag, depths
+
+_MAX_WIDTH = 1100
+_MAX_HEIGHT = 900
 
 
 def _layers(ops: pl.DataFrame, data_edges: pl.DataFrame, graph: str) -> pl.DataFrame:
-    """Longest path (in edges) from any source to each op, by relaxation over the edges."""
-    layer = ops.select("op_id", layer=pl.lit(0, pl.Int64))
-    for _ in range(ops.height + 1):
-        pushed = (
-            data_edges.join(layer, left_on="src", right_on="op_id")
-            .group_by("dst")
-            .agg(candidate=pl.col("layer").max() + 1)
-        )
-        relaxed = layer.join(pushed, left_on="op_id", right_on="dst", how="left").select(
-            "op_id", layer=pl.max_horizontal("layer", "candidate")
-        )
-        if relaxed.sort("op_id").equals(layer.sort("op_id")):
-            return relaxed
-        layer = relaxed
-    raise NerframeError(f"graph_chart: the data edges of {graph!r} form a cycle")
+    """Longest path (in edges) from any source to each op, over one topological order."""
+    index = ops.select("op_id").with_row_index("i")
+    ends = data_edges.join(index, left_on="src", right_on="op_id").join(
+        index, left_on="dst", right_on="op_id", suffix="_dst"
+    )
+    try:
+        order = dag(ops.height, ends["i"].to_numpy(), ends["i_dst"].to_numpy())
+    except CycleError:
+        raise NerframeError(f"graph_chart: the data edges of {graph!r} form a cycle") from None
+    return ops.select("op_id", layer=pl.Series(depths(order)))
 
 
 def graph_chart(ops: pl.DataFrame, edges: pl.DataFrame) -> Chart:
@@ -73,7 +74,34 @@ def graph_chart(ops: pl.DataFrame, edges: pl.DataFrame) -> Chart:
             )
         )
 
-    nodes = fitting("graph_chart", [exact, merged])
+    def banded(bands: int, by_category: bool) -> Callable[[], pl.DataFrame]:
+        # Large graphs: consecutive layers form one band, and each band's ops (of one
+        # category, or all of them) one node labelled "1,234 ops".
+        size = -(-(int(largest(layered["layer"])) + 1) // bands)
+        keys = ["layer", "category"] if by_category else ["layer"]
+
+        def make() -> pl.DataFrame:
+            return (
+                layered.with_columns(layer=pl.col("layer") // size)
+                .group_by(keys)
+                .agg(
+                    op_id=pl.col("op_id").min(),
+                    members=pl.col("op_id"),
+                    ops=pl.len(),
+                    **({} if by_category else {"category": pl.col("category").mode().min()}),
+                )
+                .with_columns(
+                    op=pl.format("{} ops", pl.col("ops")),
+                    label=pl.format("{} ops", pl.col("ops")),
+                )
+            )
+
+        return make
+
+    nodes = fitting(
+        "graph_chart",
+        [exact, merged, banded(60, True), banded(24, True), banded(12, False)],
+    )
     # Every op maps to the node that stands for it (itself unless merged).
     owner = (
         nodes.select("op_id", member=pl.col("members")).explode("member")
@@ -94,6 +122,7 @@ def graph_chart(ops: pl.DataFrame, edges: pl.DataFrame) -> Chart:
         edges.join(owner, left_on="src", right_on="member")
         .join(owner, left_on="dst", right_on="member", suffix="_dst")
         .select(src="op_id", dst="op_id_dst", kind="kind")
+        .filter(pl.col("src") != pl.col("dst"))  # inside one merged node
         .unique()
         .sort("src", "dst", "kind")
         .with_row_index("edge")
@@ -131,7 +160,7 @@ def graph_chart(ops: pl.DataFrame, edges: pl.DataFrame) -> Chart:
         .unnest("points")
         .sort("edge", "step")
     )
-    depth = int(nodes["layer"].max())
+    depth = int(largest(nodes["layer"]))
 
     def x(field: str) -> alt.X:
         return alt.X(f"{field}:Q", axis=None, scale=alt.Scale(domain=[-0.5, depth + 0.5]))
@@ -169,7 +198,11 @@ def graph_chart(ops: pl.DataFrame, edges: pl.DataFrame) -> Chart:
         node_layer.mark_circle(size=260, opacity=1).encode(color=category_color()),
         node_layer.mark_text(dy=-16, fontSize=11).encode(text="label:N"),
     ).properties(
-        width=max(150 * (depth + 1), 300),
-        height=max(60 * int(nodes["width"].max()), 160),
-        title=f"Operator graph of {graph}",
+        # Bounded so that a long graph fits the page: its nodes move closer instead.
+        width=min(max(150 * (depth + 1), 300), _MAX_WIDTH),
+        height=min(max(60 * int(largest(nodes["width"])), 160), _MAX_HEIGHT),
+        title=alt.Title(
+            f"Operator graph of {graph}",
+            subtitle=f"{ops.height:,} ops" + ("" if nodes.height == ops.height else ", merged"),
+        ),
     )

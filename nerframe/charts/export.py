@@ -49,18 +49,22 @@ def save_chart(chart: Chart | dict[str, Any], *paths: str | Path) -> Path:
             )
     spec = chart if isinstance(chart, dict) else chart.to_dict()
     # An empty allow-list: vl-convert may not fetch anything, data is inline.
-    offline: dict[str, object] = {"vl_version": VL_VERSION, "config": CONFIG}
     rendered: dict[str, bytes | str] = {}
     try:
         suffixes = {p.suffix.lower() for p in targets}
         if suffixes & {".png", ".svg"}:
-            rendered[".svg"] = _stable_ids(
-                vlc.vegalite_to_svg(spec, allowed_base_urls=[], **offline)
+            svg = _stable_ids(
+                vlc.vegalite_to_svg(
+                    spec, vl_version=VL_VERSION, config=CONFIG, allowed_base_urls=[]
+                )
             )
-        if ".png" in suffixes:
-            rendered[".png"] = vlc.svg_to_png(rendered[".svg"], scale=2)
+            rendered[".svg"] = svg
+            if ".png" in suffixes:
+                rendered[".png"] = vlc.svg_to_png(svg, scale=2)
         if ".html" in suffixes:
-            rendered[".html"] = vlc.vegalite_to_html(spec, bundle=True, renderer="svg", **offline)
+            rendered[".html"] = vlc.vegalite_to_html(
+                spec, vl_version=VL_VERSION, config=CONFIG, bundle=True, renderer="svg"
+            )
     except ValueError as e:
         # vl-convert puts the reason on the line after its headline, then a JS stack.
         reason = " ".join(str(e).strip().splitlines()[:2])

@@ -8,7 +8,15 @@ from collections.abc import Callable
 import altair as alt
 import polars as pl
 
-from nerframe.charts.tables import fitting, merged_label, one_value, op_label, plain, require
+from nerframe.charts.tables import (
+    fitting,
+    largest,
+    merged_label,
+    one_value,
+    op_label,
+    plain,
+    require,
+)
 from nerframe.charts.theme import Chart, category_color
 from nerframe.errors import NerframeError
 
@@ -47,7 +55,7 @@ def gantt_chart(schedule: pl.DataFrame) -> Chart:
         lane_lo=pl.col("base") + pl.col("first_instance"),
         lane_hi=pl.col("base") + pl.col("first_instance") + pl.col("instances"),
     )
-    makespan = max(int(placed["end_cycle"].max()), 1)
+    makespan = max(int(largest(placed["end_cycle"])), 1)
 
     def exact() -> pl.DataFrame:
         return placed.select(

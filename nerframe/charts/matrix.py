@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import altair as alt
 import polars as pl
 
@@ -9,7 +11,8 @@ from nerframe.charts.tables import MAX_ROWS, plain, require
 from nerframe.charts.theme import Chart
 from nerframe.errors import NerframeError
 
-_PANELS = (
+# (column, title, Vega colour scheme)
+_PANELS: tuple[tuple[str, str, Any], ...] = (
     ("fps", "frames per second", "lightgreyteal"),
     ("energy_per_frame_j", "energy per frame (J)", "lightorange"),
 )

@@ -12,10 +12,12 @@ from nerframe.charts.tables import (
     MAX_ROWS,
     direction,
     fitting,
+    largest,
     merged_label,
     op_label,
     plain,
     require,
+    smallest,
 )
 from nerframe.charts.theme import DIRECTIONS, Chart, category_color
 from nerframe.errors import NerframeError
@@ -94,8 +96,8 @@ def roofline_chart(roofline: pl.DataFrame) -> Chart:
     marks = plain(marks).sort("system", "graph", "intensity", "op")
 
     finite = points.filter(pl.col("intensity").is_finite())["intensity"]
-    lo = min(finite.min() or 1.0, systems["ridge"].min()) / 10
-    hi = max(finite.max() or 1.0, systems["ridge"].max()) * 10
+    lo = min(smallest(finite) or 1.0, smallest(systems["ridge"])) / 10
+    hi = max(largest(finite) or 1.0, largest(systems["ridge"])) * 10
     roof = (
         pl.concat(
             [

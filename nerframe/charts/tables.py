@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import cast
 
 import polars as pl
 
@@ -108,3 +109,23 @@ def merged_label() -> pl.Expr:
     '2 ops'
     """
     return pl.format("{} ops", pl.len())
+
+
+def largest(series: pl.Series, default: float = 0.0) -> float:
+    """The largest value of a numeric column as a float; `default` when it has none.
+
+    >>> largest(pl.Series([3, 7])), largest(pl.Series([], dtype=pl.Int64), 1.0)
+    (7.0, 1.0)
+    """
+    value = series.max()
+    return default if value is None else float(cast(float, value))
+
+
+def smallest(series: pl.Series, default: float = 0.0) -> float:
+    """The smallest value of a numeric column as a float; `default` when it has none.
+
+    >>> smallest(pl.Series([3.5, 7.0]))
+    3.5
+    """
+    value = series.min()
+    return default if value is None else float(cast(float, value))

@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import altair as alt
 
 from nerframe.taxonomy import CATEGORIES
@@ -13,7 +15,7 @@ from nerframe.taxonomy import CATEGORIES
 VL_VERSION = ".".join(alt.SCHEMA_VERSION.lstrip("v").split(".")[:2])
 """The Vega-Lite version altair writes, as vl-convert names it (e.g. ``6.4``)."""
 
-CONFIG: dict[str, object] = {"font": "Liberation Sans, Arial, sans-serif"}
+CONFIG: dict[str, Any] = {"font": "Liberation Sans, Arial, sans-serif"}
 """Chart configuration applied on export and in reports (charts stay composable)."""
 
 Chart = alt.Chart | alt.LayerChart | alt.HConcatChart | alt.VConcatChart | alt.FacetChart
@@ -22,7 +24,7 @@ CATEGORY_COLORS = ("#4c78a8", "#f58518", "#54a24b", "#e45756", "#b279a2")
 DIRECTIONS = ("forward", "backward")
 
 
-def category_color(**kwargs: object) -> alt.Color:
+def category_color(**kwargs: Any) -> alt.Color:
     """Colour by ``category``: the same colour for a category in every chart.
 
     >>> category_color(legend=None).to_dict()["field"]

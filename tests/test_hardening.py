@@ -1,0 +1,439 @@
+"""Regression tests of issue 10: bad input is one clear error, nothing is overwritten
+silently, concurrent runs are refused, and the API accepts what a user would pass.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import nerframe
+from nerframe import cli
+from nerframe.store import locked, write_table
+
+NEUREX = Path(nerframe.__file__).parent / "accelerators" / "neurex.json"
+
+
+def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "nerframe.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        check=False,
+    )
+
+
+def one_error_line(result: subprocess.CompletedProcess[str]) -> str:
+    assert result.returncode == 1, result.stderr
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    assert "Traceback" not in result.stderr
+    return lines[0]
+
+
+def graph_doc(name: str, pixels: object = 64) -> dict[str, object]:
+    return {
+        "name": name,
+        "ops": [{"op_type": "UniformSampler", "B": 8, "N": 2}],
+        "frame_pixels": pixels,
+    }
+
+
+def write_json(path: Path, document: object) -> Path:
+    path.write_text(json.dumps(document))
+    return path
+
+
+def variant(tmp_path: Path, module: int, field: str, value: float) -> Path:
+    """The neurex accelerator file with one module field changed."""
+    document = json.loads(NEUREX.read_text())
+    document["name"] = "bad_neurex"
+    document["modules"][module][field] = value
+    return write_json(tmp_path / "bad.json", document)
+
+
+# ------------------------------------------------------------------ store names
+
+
+@pytest.mark.parametrize("name", ["../../x", "a/b", "", ".hidden", "k=v", "a\\b"])
+def test_graph_names_that_cannot_name_a_folder_are_refused(tmp_path: Path, name: str) -> None:
+    graph = write_json(tmp_path / "g.json", graph_doc(name))
+    with pytest.raises(nerframe.InvalidInputError, match="cannot name a store folder") as err:
+        nerframe.analyze([str(graph)], "neurex", output=tmp_path / "out", report=False)
+    assert err.value.culprit == name
+    # Nothing was written anywhere: not outside the store, not a partial store.
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["g.json"]
+
+
+def test_write_table_refuses_unsafe_partition_values(tmp_path: Path) -> None:
+    import polars as pl
+
+    with pytest.raises(nerframe.InvalidInputError, match=r"'\.\.'"):
+        write_table(tmp_path / "s", "ops", pl.DataFrame({"a": [1]}), pipeline="..")
+    assert not (tmp_path / "s").exists()
+
+
+def test_two_graphs_with_one_name_are_refused(tmp_path: Path) -> None:
+    first = write_json(tmp_path / "a.json", graph_doc("same"))
+    second = write_json(tmp_path / "b.json", graph_doc("same"))
+    with pytest.raises(nerframe.InvalidInputError, match="two graphs are named 'same'"):
+        nerframe.analyze([str(first), str(second)], "neurex", output=tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+# ------------------------------------------------------------------ frame_pixels
+
+
+@pytest.mark.parametrize("pixels", [0, -1, 2**40 + 1, 10**18, 10**30, 1.5, True])
+def test_frame_pixels_out_of_range_api(pixels: object) -> None:
+    with pytest.raises(nerframe.InvalidInputError, match="frame_pixels must be an integer >= 1"):
+        nerframe.pipeline("neurex", frame_pixels=pixels)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("pixels", [0, 10**18, 10**30])
+def test_frame_pixels_out_of_range_file(tmp_path: Path, pixels: int) -> None:
+    graph = write_json(tmp_path / "g.json", graph_doc("g", pixels))
+    line = one_error_line(run_cli("schedule", str(graph), "--hardware", "neurex"))
+    assert "frame_pixels must be an integer >= 1 and <= 2**40" in line
+
+
+def test_largest_frame_is_scheduled_with_a_positive_frame_time() -> None:
+    s = nerframe.schedule(nerframe.pipeline("neurex", frame_pixels=2**40), "neurex")
+    row = s.summary.row(0, named=True)
+    # 2**40 pixels in batches of 4096 rays.
+    assert row["batches"] == 2**40 // 4096 and row["frame_time_s"] > 0
+    assert row["status"] == "ok"
+
+
+# ------------------------------------------------------- one line, not a traceback
+
+
+@pytest.mark.parametrize(
+    ("module", "field", "value", "expected"),
+    [
+        (
+            1,
+            "latency_cycles",
+            1e30,
+            "module systolic_array_32x32: latency_cycles 1000000000000000019884624838656 "
+            "is out of range",
+        ),
+        (1, "count", 10**12, "count of module systolic_array_32x32 must be <= 1048576"),
+        (
+            1,
+            "throughput_ops_per_cycle",
+            1e-300,
+            "op 2 (MLP) on module systolic_array_32x32 may take up to inf cycles, beyond the "
+            "exact range",
+        ),
+        (
+            1,
+            "latency_cycles",
+            2**60,
+            "op 2 (MLP) on module systolic_array_32x32 may take up to 1.15e+18 cycles",
+        ),
+    ],
+)
+def test_out_of_range_accelerator_values_are_one_line(
+    tmp_path: Path, module: int, field: str, value: float, expected: str
+) -> None:
+    accel = variant(tmp_path, module, field, value)
+    line = one_error_line(run_cli("schedule", "neurex", "--hardware", str(accel)))
+    assert expected in line
+
+
+def test_out_of_range_sweep_value_names_module_and_configuration() -> None:
+    with pytest.raises(nerframe.InvalidInputError) as err:
+        nerframe.sweep(
+            nerframe.pipeline("neurex"), "neurex", {"systolic_array_32x32.count": [1, 2**21]}
+        )
+    assert str(err.value).startswith(
+        "count of module systolic_array_32x32 of configuration 1 must be <= 1048576"
+    )
+    assert (err.value.module, err.value.configuration) == (1, 1)
+
+
+def test_ctrl_c_exits_130_with_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def interrupted(args: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "cmd_pipelines", interrupted)
+    assert cli.main(["pipelines"]) == 130
+    assert capsys.readouterr().err == "error: interrupted\n"
+
+
+def test_sigint_during_analyze_leaves_no_traceback_and_no_store(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    # On a busy machine the run may finish before the signal lands; then try again
+    # (the interrupted run is the case under test).
+    for attempt in range(3):
+        cwd = tmp_path / str(attempt)
+        cwd.mkdir()
+        process = subprocess.Popen(
+            [sys.executable, "-m", "nerframe.cli", "analyze", "all", "--hardware", "all"],
+            cwd=cwd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        # Wait until the run has started building its store, then press Ctrl-C.
+        deadline = time.monotonic() + 60
+        while not any(p.name.endswith(".tmp") for p in cwd.iterdir()):
+            assert process.poll() is None and time.monotonic() < deadline
+            time.sleep(0.01)
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=60)
+        if (cwd / "nerframe-out" / "store.json").exists():
+            continue  # finished before the signal arrived
+        assert process.returncode == 130, stderr
+        assert stderr == "error: interrupted\n"
+        assert sorted(p.name for p in cwd.iterdir()) == []
+        return
+    pytest.fail("every run finished before Ctrl-C reached it")
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["--version"])
+    assert exit_.value.code == 0
+    assert capsys.readouterr().out == f"nerframe {nerframe.__version__}\n"
+
+
+# ------------------------------------------------------------ silently accepted
+
+
+def test_bitwidth_beyond_64_is_refused() -> None:
+    with pytest.raises(nerframe.NerframeError, match=r"bitwidth must be an integer in 1\.\.64"):
+        nerframe.operators([{"op_type": "Sorting", "B": 1, "N": 1, "bitwidth": 10**6}])
+
+
+def test_empty_graph_is_refused() -> None:
+    with pytest.raises(nerframe.InvalidInputError, match="graph 'e' has no ops"):
+        nerframe.graph("e", [])
+
+
+def test_gaussians_on_a_nerf_pipeline_is_refused() -> None:
+    line = one_error_line(run_cli("costs", "neurex", "--gaussians", "5"))
+    assert line == "error: pipeline 'neurex' has no op that takes G; gaussians does not apply to it"
+
+
+def test_table_output_to_an_unknown_suffix_is_refused(tmp_path: Path) -> None:
+    line = one_error_line(run_cli("costs", "neurex", "-o", str(tmp_path / "x.foo")))
+    assert "unknown table format '.foo'" in line
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_query_on_a_missing_store_folder(tmp_path: Path) -> None:
+    line = one_error_line(run_cli("query", "matrix", "--store", str(tmp_path / "nowhere")))
+    assert line.endswith("nowhere: not a nerframe result store (no such folder)")
+
+
+# ------------------------------------------------------------- stores and locks
+
+
+def test_analyze_refuses_to_replace_a_sweep_store(tmp_path: Path) -> None:
+    store = tmp_path / "sweep"
+    nerframe.sweep(nerframe.pipeline("neurex"), "neurex", {"frequency_mhz": [500]}, output=store)
+    before = sorted(p.relative_to(store) for p in store.rglob("*"))
+    with pytest.raises(nerframe.StoreError, match="not a nerframe result store of analyze"):
+        nerframe.analyze(["neurex"], output=store, report=False)
+    assert sorted(p.relative_to(store) for p in store.rglob("*")) == before
+
+
+def test_a_second_run_into_a_locked_store_is_refused(tmp_path: Path) -> None:
+    store = tmp_path / "out"
+    with locked(store):
+        with pytest.raises(nerframe.StoreError, match="another nerframe run is writing") as err:
+            nerframe.analyze(["neurex"], output=store, report=False)
+        assert err.value.path == str(store)
+        line = one_error_line(run_cli("analyze", "neurex", "-o", str(store), "--no-report"))
+        assert "another nerframe run is writing this store" in line
+    assert not store.exists()
+    nerframe.analyze(["neurex"], output=store, report=False)  # free again
+    assert (store / "store.json").exists() and not (tmp_path / ".out.lock").exists()
+
+
+def test_stale_lock_and_temporary_stores_of_a_killed_run_are_cleaned_up(tmp_path: Path) -> None:
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    (tmp_path / ".out.lock").write_text(str(dead.pid))
+    leftover = tmp_path / ".out.0123456789ab.tmp"
+    (leftover / "summary").mkdir(parents=True)
+    (tmp_path / ".other.0123456789ab.tmp").mkdir()  # another store's: not ours to remove
+    nerframe.analyze(["neurex"], output=tmp_path / "out", report=False)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".other.0123456789ab.tmp", "out"]
+
+
+def test_errors_name_the_store_not_its_temporary_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from nerframe import analysis
+
+    def failing(store: Path, run: object) -> None:
+        raise nerframe.NerframeError(f"{store / 'store.json'}: disk full")
+
+    monkeypatch.setattr(analysis, "write_manifest", failing)
+    with pytest.raises(nerframe.NerframeError) as err:
+        nerframe.analyze(["neurex"], output=tmp_path / "out", report=False)
+    assert str(err.value) == f"{tmp_path / 'out' / 'store.json'}: disk full"
+    assert list(tmp_path.iterdir()) == []
+
+
+# ---------------------------------------------------------------------------- API
+
+
+def test_api_accepts_names_and_single_values(tmp_path: Path) -> None:
+    by_name = nerframe.schedule("neurex", "neurex")
+    by_object = nerframe.schedule(nerframe.pipeline("neurex"), nerframe.accelerator("neurex"))
+    assert by_name.summary.equals(by_object.summary)
+    result = nerframe.analyze("neurex", output=tmp_path / "out", report=False)
+    assert result.summary["graph"].unique().to_list() == ["neurex"]
+    g = nerframe.pipeline("neurex")
+    assert nerframe.roofline(g, "A100").equals(nerframe.roofline(nerframe.costs(g.ops), ["A100"]))
+    assert nerframe.costs(g).equals(nerframe.costs(g.ops))
+    with pytest.raises(nerframe.InvalidInputError, match="got int"):
+        nerframe.costs(5)  # type: ignore[arg-type]
+
+
+def test_short_reprs() -> None:
+    g = nerframe.pipeline("neurex")
+    assert repr(g) == "Graph('neurex', inference, 5 ops, 4 edges, frame_pixels=640000)"
+    s = nerframe.schedule(g, "neurex")
+    fps = s.summary["fps"].item()
+    assert repr(s) == f"Schedule(graph='neurex', accelerator='neurex', ops=5, fps={fps:.3g})"
+
+
+def test_error_hierarchy_carries_the_culprit() -> None:
+    with pytest.raises(nerframe.UnmappedError) as err:
+        nerframe.schedule("gscore", "neurex")
+    assert err.value.accelerator == "neurex" and err.value.op_types
+    assert isinstance(err.value, nerframe.NerframeError)
+    with pytest.raises(nerframe.CycleError) as cycle:
+        nerframe.graph("c", graph_doc("c")["ops"] * 2, [(0, 1), (1, 0)])  # type: ignore[arg-type]
+    assert cycle.value.cycle == [0, 1] and isinstance(cycle.value, nerframe.InvalidInputError)
+
+
+# ------------------------------------------------------------------------- report
+
+
+def store_files(store: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(store)): p.read_bytes() for p in store.rglob("*") if p.is_file()}
+
+
+def test_report_when_every_pair_is_unmapped(tmp_path: Path) -> None:
+    result = nerframe.analyze(["gscore"], "neurex", output=tmp_path / "out", images=True)
+    assert result.summary["status"].to_list() == ["unmapped"]
+    page = (tmp_path / "out" / "report.html").read_text()
+    assert "Unmapped pairs" in page and "gscore on neurex" in page
+    assert sorted(p.name for p in (tmp_path / "out" / "charts").glob("*.svg")) == [
+        "graph--gscore.svg",
+        "matrix.svg",
+    ]
+
+
+def test_report_elsewhere_leaves_the_store_alone(tmp_path: Path) -> None:
+    store = nerframe.analyze(["neurex"], output=tmp_path / "out", images=True).store
+    before = store_files(store)
+    elsewhere = tmp_path / "elsewhere" / "r.html"
+    result = run_cli("report", str(store), "-o", str(elsewhere), "--images")
+    assert result.returncode == 0, result.stderr
+    assert store_files(store) == before
+    assert elsewhere.read_text() == (store / "report.html").read_text()
+    assert {p.name for p in (elsewhere.parent / "charts").iterdir()} == {
+        p.name for p in (store / "charts").iterdir()
+    }
+
+
+def test_images_only_on_request(tmp_path: Path) -> None:
+    store = nerframe.analyze(["neurex"], output=tmp_path / "out").store
+    assert (store / "report.html").exists() and not (store / "charts").exists()
+
+
+def test_report_page_names_pairs_states_workload_and_uses_si_fps(tmp_path: Path) -> None:
+    result = nerframe.analyze(["neurex"], "neurex", output=tmp_path / "out")
+    page = (result.store / "report.html").read_text()
+    fps = result.summary["fps"].item()
+    assert 0.1 < fps < 1  # one neurex frame (157 batches) takes seconds
+    assert f'<td class="num">{round(fps * 1000):d}m</td>' in page
+    # 800x800 pixels in batches of 4096 rays: 157 batches; the realistic workload
+    # model gives hash-grid pipelines 24 samples per ray.
+    assert (
+        "Workload: 5 ops; rays per batch 4,096, samples per ray 24, "
+        "640,000 pixels per frame, 157 batches per frame." in page
+    )
+    specs = json.loads(page.split('id="nerframe-charts">')[1].split("</script>")[0])["charts"]
+    titles = [s["title"]["text"] if isinstance(s["title"], dict) else s["title"] for s in specs]
+    assert titles == [
+        "Pipeline × accelerator",
+        "Operator graph of neurex",
+        "Schedule of neurex on neurex",
+        "Roofline of neurex on neurex and A100",
+        "Breakdown of neurex on neurex",
+    ]
+
+
+def test_si_prefixes() -> None:
+    from nerframe.report import si
+
+    assert [si(v) for v in (0.1344, 1.0, 999.4, 999.6, 2.5e-7, 0.0, -1500.0)] == [
+        "134m",
+        "1",
+        "999",
+        "1k",
+        "250n",
+        "0",
+        "-1.5k",
+    ]
+
+
+def test_graph_chart_of_a_100k_op_graph_is_aggregated() -> None:
+    import numpy as np
+    import polars as pl
+
+    from nerframe.charts import MAX_ROWS, graph_chart
+
+    n = 100_000
+    dst = np.repeat(np.arange(1, n), 2)
+    src = np.maximum(dst - np.tile([1, 7], n - 1), 0)  # a chain plus skips of 7
+    ops = pl.DataFrame(
+        {
+            "graph": "big",
+            "op_id": np.arange(n),
+            "op_type": "MLP",
+            "category": "COMPUTATION",
+            "backward": False,
+        }
+    )
+    edges = pl.DataFrame({"graph": "big", "src": src, "dst": dst, "kind": "data"})
+    spec = graph_chart(ops, edges).to_dict()
+    nodes = [layer["data"] for layer in spec["layer"] if layer["mark"]["type"] == "circle"]
+    assert spec["title"]["subtitle"] == "100,000 ops, merged"
+    assert spec["width"] <= 1100 and spec["height"] <= 900
+    datasets = spec["datasets"]
+    rows = [datasets[d["name"]] for d in nodes]
+    assert all(len(r) <= MAX_ROWS for r in rows)
+    # The chain is 99,999 layers deep: every op is counted in exactly one node.
+    assert sum(node["ops"] for node in rows[0]) == n
+
+
+def test_write_errors_name_the_target_not_the_temporary_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def full(src: object, dst: object) -> None:
+        raise OSError(28, "No space left on device", str(src))
+
+    monkeypatch.setattr(os, "replace", full)
+    target = tmp_path / "costs.csv"
+    assert cli.main(["costs", "neurex", "-o", str(target)]) == 1
+    assert capsys.readouterr().err == f"error: {target}: No space left on device\n"
+    assert list(tmp_path.iterdir()) == []
