@@ -29,6 +29,7 @@ from nerframe.errors import (
 from nerframe.graphs import Graph, expand, graph, read_graph
 from nerframe.hardware import accelerator, accelerators
 from nerframe.ops import operators
+from nerframe.probing import probe
 from nerframe.rooflines import System, roofline
 from nerframe.scheduling import Schedule, schedule
 from nerframe.sql import query
@@ -37,6 +38,7 @@ from nerframe.sweep_results import pareto
 from nerframe.sweep_specs import SweepSpec, sweep_spec
 from nerframe.sweeps import sweep
 from nerframe.taxonomy import catalogue
+from nerframe.trace import TracedGraph, trace_graph
 from nerframe.validation import validate
 
 __all__ = [
@@ -51,6 +53,7 @@ __all__ = [
     "StoreError",
     "SweepSpec",
     "System",
+    "TracedGraph",
     "UnmappedError",
     "accelerator",
     "accelerators",
@@ -64,6 +67,7 @@ __all__ = [
     "pareto_chart",
     "pipeline",
     "pipelines",
+    "probe",
     "query",
     "read_graph",
     "roofline",
@@ -71,6 +75,7 @@ __all__ = [
     "sensitivity_chart",
     "sweep",
     "sweep_spec",
+    "trace_graph",
     "validate",
 ]
 __version__ = "0.1.0"
