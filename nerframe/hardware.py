@@ -271,7 +271,7 @@ def module_table(accels: Sequence[Accelerator]) -> pl.DataFrame:
 
 
 def map_operators(
-    op_types: Sequence[str], backward: Sequence[bool], accel: Accelerator
+    op_types: Sequence[str] | pl.Series, backward: Sequence[bool] | pl.Series, accel: Accelerator
 ) -> np.ndarray:
     """Module index (int64) of each row, by the rules of ``spec/hardware.md``.
 
@@ -802,7 +802,7 @@ def _rendersim_bandwidth(
 def _rendersim_sram(
     data: dict[str, Any], r: _Reader, warnings: list[str]
 ) -> tuple[list[Sram], float]:
-    blocks = []
+    blocks: list[Sram] = []
     for i, raw in enumerate(r.array(data.get("sram_blocks", []), "sram_blocks")):
         where = f"sram_blocks[{i}]"
         b = r.object(raw, where)
@@ -823,11 +823,12 @@ def _rendersim_sram(
         )
         return blocks, ASSUMED_SRAM_UM2_PER_KB
     density = statistics.median(sized)
-    for b in blocks:
-        ratio = math.nan if b.area_um2 is None else b.area_um2 / b.size_kb / density
+    for block in blocks:
+        ratio = math.nan if block.area_um2 is None else block.area_um2 / block.size_kb / density
         if not math.isnan(ratio) and not 0.5 <= ratio <= 2:
             warnings.append(
-                f"SRAM block '{b.name}': area_um2 {b.area_um2:.0f} for size_kb {b.size_kb:g} is "
+                f"SRAM block '{block.name}': area_um2 {block.area_um2:.0f} for size_kb "
+                f"{block.size_kb:g} is "
                 f"{ratio:.3g} times the file's typical {density:.0f} um2 per KB (a size in the "
                 "wrong unit?); area used as given"
             )
