@@ -160,7 +160,7 @@ def _lane_label(module: str, instance: int | None, limit: int | None = None) -> 
     characters, a longer module name is cut with an ellipsis, the instance kept.
 
     >>> _lane_label("row_processing_element", 3, 14)
-    'row_proce… #3'
+    'row_proces… #3'
     >>> _lane_label("sampler", None, 14)
     'sampler'
     """
