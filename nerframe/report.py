@@ -30,6 +30,7 @@ import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cache
+from importlib import metadata
 from pathlib import Path
 from typing import cast
 
@@ -330,12 +331,39 @@ def _document(page: _Page, specs: list[dict[str, object]]) -> str:
 
 @cache
 def _bundle() -> str:
-    """Vega, Vega-Lite and vega-embed as one script, from vl-convert (no network)."""
+    """Vega, Vega-Lite and vega-embed as one script, from vl-convert (no network).
+
+    Bundling takes seconds, so the script is kept in `bundle_cache` (keyed by the
+    vl-convert and Vega-Lite versions, which fix its content) for later runs.
+    """
+    cached = bundle_cache()
+    try:
+        return cached.read_text(encoding="utf-8")
+    except OSError:
+        pass
     # The stub marks the optional snippet argument as required.
     code = vlc.javascript_bundle(vl_version=charts.VL_VERSION)  # type: ignore[call-arg]
     # An end tag inside the code would end the script element; "<\/" means "</" in JS
     # strings and regular expressions alike.
-    return re.sub(r"</(script)", r"<\\/\1", code, flags=re.IGNORECASE)
+    code = re.sub(r"</(script)", r"<\\/\1", code, flags=re.IGNORECASE)
+    try:
+        with atomic_path(cached) as tmp:
+            tmp.write_text(code, encoding="utf-8")
+    except OSError:
+        pass  # an unwritable cache only costs the next run the bundling time
+    return code
+
+
+def bundle_cache() -> Path:
+    """Where the report's script bundle is cached: ``$XDG_CACHE_HOME/nerframe`` (by
+    default ``~/.cache/nerframe``), one file per vl-convert and Vega-Lite version.
+
+    >>> bundle_cache().name.startswith("vega-bundle-")
+    True
+    """
+    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "nerframe"
+    versions = f"{metadata.version('vl-convert-python')}-vl{charts.VL_VERSION}"
+    return root / f"vega-bundle-{versions}.js"
 
 
 _STYLE = """
