@@ -205,9 +205,11 @@ def _write(
             except UnmappedError as e:
                 summary = unmapped_summary(g, accel, str(e), parallelism, pipelined)
             else:
-                where = {"pipeline": g.name, "hardware": accel.name}
-                write_table(store, "schedule", result.schedule, **where)
-                write_table(store, "module_busy", module_busy(result, accel), **where)
+                busy = module_busy(result, accel)
+                write_table(
+                    store, "schedule", result.schedule, pipeline=g.name, hardware=accel.name
+                )
+                write_table(store, "module_busy", busy, pipeline=g.name, hardware=accel.name)
                 summary = result.summary
             write_table(store, "summary", summary, pipeline=g.name, hardware=accel.name)
             summaries.append(summary)

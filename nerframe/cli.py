@@ -460,7 +460,7 @@ def cmd_trace_dag(args: argparse.Namespace) -> None:
     emit(dag.edges if args.edges else dag.nodes, args.format, args.output)
 
 
-def _trace_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def _trace_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
     p = sub.add_parser("probe", help="measure this machine (the roofline system 'host')")
     p.add_argument("-o", "--output", type=Path, metavar="FILE", help="[$NERFRAME_PROBE or cache]")
     p.set_defaults(run=cmd_probe)

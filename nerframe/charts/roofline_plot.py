@@ -183,12 +183,12 @@ def roofline_chart(roofline: pl.DataFrame) -> Chart:
     subtitle = f"{hidden} op row(s) with zero FLOPs or bytes not shown" if hidden else ""
     graphs = roofline["graph"].unique().sort().to_list()
     title = f"Roofline of {graphs[0]}" if len(graphs) == 1 else "Roofline"
-    return (
-        alt.layer(alt.layer(roof_layer, ridge_points, ridge_labels), op_points)
-        .resolve_scale(color="independent")
-        .properties(
-            width=560,
-            height=360,
-            title=alt.Title(title, subtitle=subtitle) if subtitle else title,
-        )
+    # One constructor call: each later method call would deep-copy the layers.
+    return alt.layer(
+        alt.layer(roof_layer, ridge_points, ridge_labels),
+        op_points,
+        resolve=alt.Resolve(scale=alt.ScaleResolveMap(color="independent")),
+        width=560,
+        height=360,
+        title=alt.Title(title, subtitle=subtitle) if subtitle else title,
     )
