@@ -24,6 +24,7 @@ from nerframe.builtin_pipelines import MODELS
 from nerframe.errors import NerframeError
 from nerframe.graphs import Graph
 from nerframe.output import FORMATS, emit, format_value, to_text
+from nerframe.progress import interrupt_at_steps
 from nerframe.trace.ingest import TracedGraph
 
 if TYPE_CHECKING:
@@ -623,7 +624,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = parser().parse_args(argv)
         run: Callable[[argparse.Namespace], None] = args.run
-        run(args)
+        with interrupt_at_steps():
+            run(args)
     except KeyboardInterrupt:
         # Ctrl-C: temporary files are already removed on the way out.
         sys.stderr.write("error: interrupted\n")

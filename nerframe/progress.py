@@ -1,4 +1,5 @@
-"""A progress bar with rate and ETA for long work, drawn on a terminal only.
+"""A progress bar with rate and ETA for long work, drawn on a terminal only;
+its steps are also where the command line stops work on Ctrl-C (`interrupt_at_steps`).
 
 It draws on stderr when stderr is a terminal, and stays quiet in pipes, in
 files and in CI (``CI`` set) or when ``NERFRAME_PROGRESS=0``; redraws are
@@ -15,13 +16,48 @@ False
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import threading
 import time
-from types import TracebackType
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import FrameType, TracebackType
 from typing import TextIO
 
 _WIDTH = 20
 _EVERY_S = 0.2
+_interrupted = False
+
+
+@contextmanager
+def interrupt_at_steps() -> Iterator[None]:
+    """Within the block, Ctrl-C stops work at the next progress step.
+
+    A KeyboardInterrupt raised at an arbitrary bytecode can land inside a polars
+    callback, where the library panics instead of unwinding; so the first Ctrl-C only
+    sets a flag that `Progress.advance` turns into KeyboardInterrupt (temporary files
+    are removed on the way out), and a second one exits at once with status 130.
+    """
+    global _interrupted
+
+    def request(signum: int, frame: FrameType | None) -> None:
+        global _interrupted
+        if _interrupted:
+            sys.stderr.write("error: interrupted\n")
+            os._exit(130)
+        _interrupted = True
+
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signal handlers belong to the main thread; elsewhere Ctrl-C is Python's
+        return
+    _interrupted = False
+    previous = signal.signal(signal.SIGINT, request)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        _interrupted = False
 
 
 def _terminal(stream: TextIO) -> bool:
@@ -83,7 +119,12 @@ class Progress:
         )
 
     def advance(self, units: int) -> None:
-        """Count `units` more units done; redraw at most every 0.2 s."""
+        """Count `units` more units done; redraw at most every 0.2 s.
+
+        Raises KeyboardInterrupt when Ctrl-C came under `interrupt_at_steps`.
+        """
+        if _interrupted:
+            raise KeyboardInterrupt
         self.done += units
         if not self.enabled:
             return
