@@ -145,13 +145,9 @@ def graph(
     return result
 
 
-PHASES = ("pre", "batch", "post")
-"""The parts of a frame, in order: frame-scoped ops before the batches, the
-batch-scoped ops (once per batch), frame-scoped ops after the batches."""
-
-
 def phases(g: Graph) -> np.ndarray:
-    """The phase of every op (an index into `PHASES`), checking the data edges.
+    """The phase of every op in its frame, checking the data edges: 0 (``pre``,
+    frame-scoped work before the batches), 1 (``batch``) or 2 (``post``).
 
     A frame-scoped op runs before the batches (phase 0) unless a batch-scoped op
     precedes it, then after them (phase 2); batch-scoped ops are phase 1. A
