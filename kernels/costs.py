@@ -1,18 +1,14 @@
 """The cost kernel: FLOPs, element counts and bytes of every ops row, in bulk.
 
 `cost_kernel` reads one NumPy array per ops column (zero-copy views of the Arrow
-buffers; booleans stay Arrow bitmaps), gathered in the NamedTuples of
-`kernels.cost_inputs`, and fills the nine cost columns, in parallel over rows.
-It dispatches on the op type's catalogue code, so a table may mix every op
-type. In the same pass it checks every parameter a row's op type uses (not
-null, in range; the catalogue says which) and the row's bitwidth and op id, so
-a valid table is read once. Arithmetic is float64 throughout: integer-valued
+buffers; booleans stay Arrow bitmaps) and fills the nine cost columns, in
+parallel over rows. It dispatches on the op type's catalogue code, so a table
+may mix every op type. Arithmetic is float64 throughout: integer-valued
 products are exact while they stay below 2**53, which the kernel checks for the
-element counts (it counts rows beyond it, so the caller can refuse them).
-`kernels.reference_costs` is the scalar oracle it is tested against.
+element counts (it returns how many rows exceed it, so the caller can refuse
+them). `kernels.reference_costs` is the scalar oracle it is tested against.
 
->>> import numba
-import numpy as np
+>>> import numpy as np
 >>> from nerframe.kernels.costs import cost_columns
 >>> out = cost_columns({"op_type": np.array([0], np.uint8), "B": np.array([4096]),
 ...                     "N": np.array([64])})
@@ -23,34 +19,18 @@ import numpy as np
 from __future__ import annotations
 
 import math
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
-from numba import get_num_threads, njit
+import polars as pl
+from numba import njit, prange
 
-from nerframe.kernels.cost_inputs import (
-    CHECKS,
-    COUNT,
-    INDICES,
-    RATIO,
-    SIZE,
-    CostInputs,
-    CostOutputs,
-    Counts,
-    Ratios,
-    Rows,
-    Sizes,
-    cost_inputs,
-    cost_outputs,
-)
-from nerframe.taxonomy import OP_TYPES, PARAMETERS, op_types
+from nerframe.schemas import OPS
+from nerframe.taxonomy import OP_TYPES, op_types
 
 EXACT_LIMIT = 2.0**53
 """Largest element count the kernel represents exactly."""
 
 # Dispatch codes are catalogue positions; numba folds these globals into constants.
-UNIFORM = OP_TYPES.index("UniformSampler")
-PDF = OP_TYPES.index("PDFSampler")
 FRUSTUM = OP_TYPES.index("FrustumCulling")
 PROJECTION = OP_TYPES.index("Projection")
 AABB = OP_TYPES.index("AABBIntersection")
@@ -64,31 +44,22 @@ ARRANGE = OP_TYPES.index("PointArrange")
 RFF = OP_TYPES.index("RFFEncoding")
 MLP = OP_TYPES.index("MLP")
 SH = OP_TYPES.index("SphericalHarmonics")
-RGB = OP_TYPES.index("RGBRenderer")
-DENSITY = OP_TYPES.index("DensityRenderer")
 SORTING = OP_TYPES.index("Sorting")
-ALPHA = OP_TYPES.index("GaussianAlphaBlend")
 SUBTILE = OP_TYPES.index("SubtileSkip")
 SENSITIVITY = OP_TYPES.index("SensitivityPrediction")
 RECOVERY = OP_TYPES.index("Recovery")
-MERGING = OP_TYPES.index("TileMerging")
-FEATURE = OP_TYPES.index("FeatureCompute")
 GRADIENT = OP_TYPES.index("GradientCompute")
-PRUNING = OP_TYPES.index("GradientPruning")
 REARRANGE = OP_TYPES.index("Rearrangement")
-ROW_PROC = OP_TYPES.index("RowProcessing")
-ROW_GEN = OP_TYPES.index("RowGeneration")
-DECOMP = OP_TYPES.index("DecompBinning")
-FRM = OP_TYPES.index("FRM")
-BUM = OP_TYPES.index("BUM")
 
-# Per-sample multiples of the op types whose costs are all multiples of B*N.
-_PER_ELEMENT = np.zeros((len(OP_TYPES), 4), np.float64)
+# Per-sample multiples (flops, A, W, O) of the op types whose costs are all
+# multiples of B*N, from the catalogue; a negative A or O multiple means "per
+# ray" (a multiple of B instead of BN).
+_PIXELWISE = np.zeros((len(OP_TYPES), 4), np.float64)
 for _t in op_types().values():
     if _t.per_element is not None:
-        _PER_ELEMENT[_t.code] = _t.per_element
-PER_ELEMENT = _PER_ELEMENT
-IS_PER_ELEMENT = np.array([t.per_element is not None for t in op_types().values()])
+        _PIXELWISE[_t.code] = _t.per_element
+PIXELWISE = _PIXELWISE
+IS_PIXELWISE = np.array([t.per_element is not None for t in op_types().values()])
 
 
 @njit(inline="always")
@@ -148,78 +119,85 @@ def _mlp_weights(
     return m, (bias if use_bias else 0.0)
 
 
-@njit(inline="always")
-def _row_is_valid(
-    x: Rows, counts: Counts, sizes: Sizes, ratios: Ratios, valid: tuple, c: int, i: int
-) -> bool:
-    """Whether row i's bitwidth, op id and every parameter its op type uses are valid."""
-    ok = 1 <= x.bitwidth[i] <= 64 and x.op_id[i] >= 0
-    for k in range(CHECKS.shape[1]):
-        kind, j, minimum, p = CHECKS[c, k]
-        if kind < 0:
-            break
-        if x.valid_offsets[p] >= 0 and not _bit(valid[p], x.valid_offsets[p], i):
-            ok = False
-        elif kind == COUNT:
-            ok &= counts[j][i] >= minimum
-        elif kind == SIZE:
-            ok &= sizes[j][i] >= minimum
-        elif kind == RATIO:
-            r = ratios[j][i]
-            ok &= r > 0.0 and r <= 1.0
-        elif kind == INDICES:
-            for s in range(x.skip_offsets[i], x.skip_offsets[i + 1]):
-                ok &= x.skip_values[s] >= 0
-    return ok
+@njit(parallel=True, cache=True)
+def cost_kernel(
+    code: np.ndarray,
+    backward: np.ndarray,
+    backward_offset: int,
+    bitwidth: np.ndarray,
+    dim_b: np.ndarray,
+    dim_n: np.ndarray,
+    dim_g: np.ndarray,
+    input_dim: np.ndarray,
+    num_levels: np.ndarray,
+    features_per_level: np.ndarray,
+    log2_hashmap_size: np.ndarray,
+    num_features: np.ndarray,
+    use_sin_cos: np.ndarray,
+    use_sin_cos_offset: int,
+    in_dim: np.ndarray,
+    num_layers: np.ndarray,
+    layer_width: np.ndarray,
+    out_dim: np.ndarray,
+    skip_offsets: np.ndarray,
+    skip_values: np.ndarray,
+    use_bias: np.ndarray,
+    use_bias_offset: int,
+    degree: np.ndarray,
+    cull_ratio: np.ndarray,
+    image_w: np.ndarray,
+    image_h: np.ndarray,
+    tile: np.ndarray,
+    tile_keep_ratio: np.ndarray,
+    tiles_per_gaussian: np.ndarray,
+    coarse_prop: np.ndarray,
+    patch_size: np.ndarray,
+    channels: np.ndarray,
+    flops_out: np.ndarray,
+    elems: np.ndarray,
+    nbytes: np.ndarray,
+    intensity: np.ndarray,
+) -> int:
+    """Fill `flops_out`, `elems` (int64, 3 x n: in, w, out), `nbytes` (4 x n: in, w,
+    out, total) and `intensity`; return how many rows have an element count >= 2**53
+    (their ``elems[0]`` is set to -1).
 
-
-@njit(cache=True, nogil=True)
-def cost_kernel(inputs: CostInputs, out: CostOutputs, start: int, stop: int) -> tuple[int, int]:
-    """Fill `out` for rows start..stop-1 of `inputs`; return (rows with an element
-    count >= 2**53, invalid rows). An overflowing row's ``out.elems[0]`` is -1.
-
-    Only the columns an op type uses are read for its rows, so unused (null)
-    slots may hold anything; an invalid row's outputs are meaningless. Serial
-    and without the GIL: `cost_columns` runs one call per thread on a share of
-    the rows (numba 0.68 miscompiles NamedTuple arguments of a parallel loop).
+    Boolean columns are Arrow bitmaps with their bit offset. Only the columns an
+    op type uses are read for its rows, so unused (null) slots may hold anything.
     """
-    x, flags, counts, sizes, ratios, valid = inputs.rows, *inputs[1:]
     overflow = 0
-    invalid = 0
-    for i in range(start, stop):
-        c = x.code[i]
-        if not _row_is_valid(x, counts, sizes, ratios, valid, c, i):
-            invalid += 1
+    for i in prange(code.shape[0]):
+        c = code[i]
         flops = 0.0
         a = 0.0
         w = 0.0
         o = 0.0
-        if IS_PER_ELEMENT[c]:
-            b = float(counts.B[i])
-            bn = b * float(counts.N[i])
-            k = PER_ELEMENT[c]
+        if IS_PIXELWISE[c]:
+            b = float(dim_b[i])
+            bn = b * float(dim_n[i])
+            k = PIXELWISE[c]
             flops = k[0] * bn
             a = k[1] * bn if k[1] >= 0 else -k[1] * b
             w = k[2] * bn
             o = k[3] * bn if k[3] >= 0 else -k[3] * b
         elif c in (FRUSTUM, PROJECTION, AABB, OBB, FCP, SUBTILE):
-            g = float(counts.G[i])
+            g = float(dim_g[i])
             if c == FRUSTUM:
                 flops = 17.0 * g
                 a = 3.0 * g
                 w = 16.0
-                o = math.ceil(ratios.cull_ratio[i] * g)
+                o = math.ceil(cull_ratio[i] * g)
             elif c == PROJECTION:
                 flops = 72.0 * g
                 a = 9.0 * g
                 w = 16.0
                 o = 5.0 * g
             else:
-                t = _tiles(float(sizes.image_w[i]), float(sizes.image_h[i]), float(sizes.tile[i]))
-                hit = _tiles_hit(t, float(sizes.tiles_per_gaussian[i]))
-                keep = ratios.tile_keep_ratio[i]
+                t = _tiles(float(image_w[i]), float(image_h[i]), float(tile[i]))
+                hit = _tiles_hit(t, float(tiles_per_gaussian[i]))
+                keep = tile_keep_ratio[i]
                 if c == FCP:
-                    flops, a, w, o = _culled(g, ratios.cull_ratio[i], t, hit, keep)
+                    flops, a, w, o = _culled(g, cull_ratio[i], t, hit, keep)
                 else:
                     per_tile = 4.0 if c in (AABB, SUBTILE) else 10.0
                     flops = per_tile * g * hit
@@ -227,23 +205,23 @@ def cost_kernel(inputs: CostInputs, out: CostOutputs, start: int, stop: int) -> 
                     w = 4.0 * t
                     o = hit * math.ceil(keep * g)
         else:
-            b = float(counts.B[i])
-            n = float(counts.N[i])
+            b = float(dim_b[i])
+            n = float(dim_n[i])
             bn = b * n
             if c in (HASH, INDEX_GEN, LOOKUP, INTERP):
-                levels = float(sizes.num_levels[i])
-                f = float(sizes.features_per_level[i])
+                levels = float(num_levels[i])
+                f = float(features_per_level[i])
                 if c == HASH:
                     flops = 56.0 * bn * levels + 16.0 * bn * levels * f
-                    a = bn * float(sizes.input_dim[i])
+                    a = bn * float(input_dim[i])
                     o = bn * levels * f
                 elif c == INDEX_GEN:
                     flops = 56.0 * bn * levels
-                    a = bn * float(sizes.input_dim[i])
+                    a = bn * float(input_dim[i])
                     o = 16.0 * bn * levels
                 elif c == LOOKUP:
                     a = 8.0 * bn * levels
-                    w = 2.0 ** float(sizes.log2_hashmap_size[i]) * f * levels
+                    w = 2.0 ** float(log2_hashmap_size[i]) * f * levels
                     o = 8.0 * bn * levels * f
                 else:
                     flops = 16.0 * bn * levels * f
@@ -251,36 +229,35 @@ def cost_kernel(inputs: CostInputs, out: CostOutputs, start: int, stop: int) -> 
                     w = 8.0 * bn * levels
                     o = bn * levels * f
             elif c == ARRANGE:
-                d = float(sizes.input_dim[i])
+                d = float(input_dim[i])
                 flops = 4.0 * bn + 2.0 * bn * math.log2(bn)
                 a = bn * d
                 o = bn * d
             elif c == RFF:
-                d = float(sizes.input_dim[i])
-                nf = float(sizes.num_features[i])
-                sin_cos = _bit(flags.use_sin_cos, x.flag_offsets[1], i)
-                od = 2.0 * nf if sin_cos else nf
+                d = float(input_dim[i])
+                nf = float(num_features[i])
+                od = 2.0 * nf if _bit(use_sin_cos, use_sin_cos_offset, i) else nf
                 flops = 2.0 * bn * d * nf + bn * od
                 a = bn * d
                 w = d * nf
                 o = bn * od
             elif c == MLP:
                 m, bias = _mlp_weights(
-                    float(sizes.in_dim[i]),
-                    sizes.num_layers[i],
-                    float(sizes.layer_width[i]),
-                    float(sizes.out_dim[i]),
-                    x.skip_values,
-                    x.skip_offsets[i],
-                    x.skip_offsets[i + 1],
-                    _bit(flags.use_bias, x.flag_offsets[2], i),
+                    float(in_dim[i]),
+                    num_layers[i],
+                    float(layer_width[i]),
+                    float(out_dim[i]),
+                    skip_values,
+                    skip_offsets[i],
+                    skip_offsets[i + 1],
+                    _bit(use_bias, use_bias_offset, i),
                 )
                 flops = 2.0 * bn * m
-                a = bn * float(sizes.in_dim[i])
+                a = bn * float(in_dim[i])
                 w = m + bias
-                o = bn * float(sizes.out_dim[i])
+                o = bn * float(out_dim[i])
             elif c == SH:
-                nb = (float(sizes.degree[i]) + 1.0) ** 2
+                nb = (float(degree[i]) + 1.0) ** 2
                 flops = 10.0 * bn * nb
                 a = 3.0 * bn
                 w = 3.0 * nb
@@ -291,13 +268,13 @@ def cost_kernel(inputs: CostInputs, out: CostOutputs, start: int, stop: int) -> 
                 w = 3.0 * bn
                 o = 3.0 * bn
             elif c == SENSITIVITY:
-                p2 = sizes.patch_size[i] * sizes.patch_size[i]
-                patches = (counts.B[i] - 1) // p2 + 1
-                flops = bn + 72.0 * math.floor(ratios.coarse_prop[i] * float(patches))
+                p2 = patch_size[i] * patch_size[i]
+                patches = (dim_b[i] - 1) // p2 + 1
+                flops = bn + 72.0 * math.floor(coarse_prop[i] * float(patches))
                 a = bn + 3.0 * b
                 o = bn + b
             elif c == RECOVERY:
-                ch = float(sizes.channels[i])
+                ch = float(channels[i])
                 flops = bn * ch
                 a = bn * (1.0 + ch)
                 o = bn * ch
@@ -310,78 +287,125 @@ def cost_kernel(inputs: CostInputs, out: CostOutputs, start: int, stop: int) -> 
                 flops = bn + math.floor(math.log2(max(n, 2.0)))
                 a = 3.0 * bn
                 o = 3.0 * bn
-        if _bit(flags.backward, x.flag_offsets[0], i):
+        if _bit(backward, backward_offset, i):
             if c == MLP:
                 flops = 2.0 * flops
             a, w, o = o + a, w, a + w
-        bits = float(x.bitwidth[i])
+        bits = float(bitwidth[i])
         bytes_in = a * bits / 8.0
         bytes_w = w * bits / 8.0
         bytes_out = o * bits / 8.0
         total = bytes_in + bytes_w + bytes_out
-        out.flops[i] = flops
+        flops_out[i] = flops
         if a < EXACT_LIMIT and w < EXACT_LIMIT and o < EXACT_LIMIT:
-            out.elems[0, i] = np.int64(a)
-            out.elems[1, i] = np.int64(w)
-            out.elems[2, i] = np.int64(o)
+            elems[0, i] = np.int64(a)
+            elems[1, i] = np.int64(w)
+            elems[2, i] = np.int64(o)
         else:
-            out.elems[0, i] = -1
+            elems[0, i] = -1
             overflow += 1
-        out.nbytes[0, i] = bytes_in
-        out.nbytes[1, i] = bytes_w
-        out.nbytes[2, i] = bytes_out
-        out.nbytes[3, i] = total
-        out.intensity[i] = flops / total if total > 0.0 else 0.0
-    return overflow, invalid
+        nbytes[0, i] = bytes_in
+        nbytes[1, i] = bytes_w
+        nbytes[2, i] = bytes_out
+        nbytes[3, i] = total
+        intensity[i] = flops / total if total > 0.0 else 0.0
+    return overflow
 
 
-SERIAL_ROWS = 65_536
-"""Tables up to this many rows are costed on one thread (no pool start-up)."""
+ARGUMENTS = (
+    "op_type",
+    "backward",
+    "bitwidth",
+    "B",
+    "N",
+    "G",
+    "input_dim",
+    "num_levels",
+    "features_per_level",
+    "log2_hashmap_size",
+    "num_features",
+    "use_sin_cos",
+    "in_dim",
+    "num_layers",
+    "layer_width",
+    "out_dim",
+    "skip_connections",
+    "use_bias",
+    "degree",
+    "cull_ratio",
+    "image_w",
+    "image_h",
+    "tile",
+    "tile_keep_ratio",
+    "tiles_per_gaussian",
+    "coarse_prop",
+    "patch_size",
+    "channels",
+)
+"""The ops columns the kernel reads, in argument order."""
+
+_BITMAPS = {"backward", "use_sin_cos", "use_bias"}
 
 
-def _spread(inputs: CostInputs, out: CostOutputs, bounds: list[int]) -> tuple[list, ...]:
-    """`pool.map` arguments: one (inputs, out, start, stop) per share of rows."""
-    k = len(bounds) - 1
-    return [inputs] * k, [out] * k, bounds[:-1], bounds[1:]
+def kernel_arguments(columns: dict[str, object]) -> list[object]:
+    """The input arguments of `cost_kernel` (in order) from ops columns as arrays.
 
-
-COLUMNS = ("op_type", "op_id", "backward", "bitwidth", *(p.name for p in PARAMETERS))
-"""The ops columns the kernel reads."""
-
-
-def cost_columns(
-    columns: dict[str, object], validity: dict[str, tuple[np.ndarray, int]] | None = None
-) -> dict[str, np.ndarray]:
-    """Run the kernel on plain arrays (see `kernels.cost_inputs.cost_inputs`) and
-    return the nine cost columns.
-
-    Raises `ValueError` if a row is invalid (the caller names the culprit) and
-    `OverflowError` if a row has an element count at or above 2**53, with the
-    first offending row index in its args.
+    `columns` maps ops column names to arrays; a missing column reads as zeros
+    (``bitwidth`` as 16, ``backward`` as false, other flags as true). Flags may be
+    bool arrays or ``(arrow_bitmap, bit_offset)`` pairs, and ``skip_connections``
+    an ``(offsets, values)`` pair.
     """
-    n = len(columns["op_type"])  # type: ignore[arg-type]
-    out = cost_outputs(n)
-    inputs = cost_inputs(columns, validity)
-    threads = min(get_num_threads(), -(-n // SERIAL_ROWS))
-    bounds = [n * k // threads for k in range(threads + 1)]
-    if threads > 1:
-        with ThreadPoolExecutor(threads) as pool:
-            parts = list(pool.map(cost_kernel, *_spread(inputs, out, bounds)))
-    else:
-        parts = [cost_kernel(inputs, out, 0, n)]
-    overflow, invalid = np.sum(parts, axis=0)
-    if invalid:
-        raise ValueError(f"{invalid} invalid ops rows")
-    if overflow:
-        raise OverflowError("element count reaches 2**53", int(np.argmax(out.elems[0] < 0)))
+    n = len(columns["op_type"])
+    args: list[object] = []
+    for name in ARGUMENTS:
+        value = columns.get(name)
+        if name in _FLAGS:
+            if value is None:
+                value = np.full(n, name != "backward")
+            args += value if isinstance(value, tuple) else _bitmap(value)
+        elif name == "skip_connections":
+            args += value or (np.zeros(n + 1, np.int64), np.zeros(0, np.int32))
+        elif value is None:
+            args.append(np.full(n, 16 if name == "bitwidth" else 0, _DTYPES[name]))
+        else:
+            args.append(value)
+    return args
+
+
+def cost_columns(columns: dict[str, object]) -> dict[str, np.ndarray]:
+    """Run the kernel on plain arrays (see `kernel_arguments`) and return the nine
+    cost columns. Rows with an element count at or above 2**53 raise
+    `OverflowError`, with the first offending row index in its args.
+    """
+    n = len(columns["op_type"])
+    flops = np.empty(n)
+    elems = np.empty((3, n), np.int64)
+    nbytes = np.empty((4, n))
+    intensity = np.empty(n)
+    if n and cost_kernel(*kernel_arguments(columns), flops, elems, nbytes, intensity):
+        raise OverflowError("element count reaches 2**53", int(np.argmax(elems[0] < 0)))
     return {
-        "flops": out.flops,
-        "elems_in": out.elems[0],
-        "elems_w": out.elems[1],
-        "elems_out": out.elems[2],
-        "bytes_in": out.nbytes[0],
-        "bytes_w": out.nbytes[1],
-        "bytes_out": out.nbytes[2],
-        "bytes_total": out.nbytes[3],
-        "intensity": out.intensity,
+        "flops": flops,
+        "elems_in": elems[0],
+        "elems_w": elems[1],
+        "elems_out": elems[2],
+        "bytes_in": nbytes[0],
+        "bytes_w": nbytes[1],
+        "bytes_out": nbytes[2],
+        "bytes_total": nbytes[3],
+        "intensity": intensity,
     }
+
+
+_FLAGS = {"backward", "use_sin_cos", "use_bias"}
+# The ops schema's dtypes, so that filled-in columns compile the same specialisation.
+_DTYPES = {
+    name: pl.Series(dtype=dtype).to_numpy().dtype
+    for name, dtype in OPS.items()
+    if dtype.is_numeric()
+}
+
+
+def _bitmap(flags: np.ndarray) -> list[object]:
+    """A bool array as an Arrow-style little-endian bitmap and its bit offset."""
+    return [np.packbits(np.asarray(flags, bool), bitorder="little"), 0]

@@ -14,13 +14,9 @@ import pyarrow as pa
 
 from nerframe.errors import InvalidInputError, NerframeError
 from nerframe.graphs import Graph
-from nerframe.kernels.costs import COLUMNS, cost_columns
+from nerframe.kernels.costs import ARGUMENTS, cost_columns
 from nerframe.ops import validate
-from nerframe.schemas import COST_COLUMNS, OPS
-from nerframe.taxonomy import PARAMETER
-
-# Columns that must never be null; the kernel checks the rest row by row.
-_REQUIRED = ("graph", "op_id", "op_type", "backward", "bitwidth", "scope")
+from nerframe.schemas import COST_COLUMNS
 
 
 def costs(ops: pl.DataFrame | Graph) -> pl.DataFrame:
@@ -30,13 +26,9 @@ def costs(ops: pl.DataFrame | Graph) -> pl.DataFrame:
     >>> costs(nerframe.pipeline("neurex", model="spec"))["flops"].sum()
     7887388672.0
 
-    The kernel reads zero-copy views of the table's Arrow buffers and, in the
-    same pass, checks every value a cost depends on: each parameter a row's op
-    type uses (present and in range), its bitwidth and op id. An invalid table
-    is then handed to `nerframe.ops.validate`, which names the first culprit
-    (values in parameters an op type does not use are not checked here, as they
-    cannot change a cost). Element counts at or above 2**53 (where float64
-    stops being exact) are refused with a `NerframeError`.
+    The table is validated first (see `nerframe.ops.validate`); the kernel then
+    reads zero-copy views of its Arrow buffers. Element counts at or above 2**53
+    (where float64 stops being exact) are refused with a `NerframeError`.
     """
     if isinstance(ops, Graph):
         ops = ops.ops
@@ -44,20 +36,10 @@ def costs(ops: pl.DataFrame | Graph) -> pl.DataFrame:
         raise InvalidInputError(
             f"costs takes an ops table or a Graph, got {type(ops).__name__}", "ops"
         )
-    if ops.schema != OPS or any(ops.get_column(c).has_nulls() for c in _REQUIRED):
-        validate(ops, thorough=False)
+    validate(ops, thorough=False)
     ops = ops.rechunk()
-    arrays = {name: _arrow(ops.get_column(name)) for name in COLUMNS}
-    validity = {
-        name: (np.frombuffer(array.buffers()[0], np.uint8), array.offset)
-        for name, array in arrays.items()
-        if name in PARAMETER and array.null_count
-    }
     try:
-        columns = cost_columns({name: _view(array) for name, array in arrays.items()}, validity)
-    except ValueError:
-        validate(ops, thorough=False)
-        raise AssertionError("the cost kernel refused a table validate accepts") from None
+        columns = cost_columns({name: _view(ops.get_column(name)) for name in ARGUMENTS})
     except OverflowError as e:
         row = ops.row(e.args[1], named=True)
         raise NerframeError(
@@ -69,19 +51,17 @@ def costs(ops: pl.DataFrame | Graph) -> pl.DataFrame:
     )
 
 
-def _arrow(series: pl.Series) -> pa.Array:
-    array = series.to_arrow()
-    return array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array
-
-
-def _view(array: pa.Array) -> object:
+def _view(series: pl.Series) -> object:
     """The values of a column as NumPy, without copying and ignoring its null mask.
 
-    Null slots hold arbitrary values; the kernel reads a parameter only for the
-    rows whose op type uses it, after checking that it is not null there.
+    Null slots hold arbitrary values; the kernel never reads a parameter an op
+    type does not use, and `validate` guarantees the used ones are not null.
     Booleans stay Arrow bitmaps ``(bytes, bit offset)``; lists become
     ``(offsets, values)``; enums their physical codes.
     """
+    array = series.to_arrow()
+    if isinstance(array, pa.ChunkedArray):
+        array = array.combine_chunks()
     if pa.types.is_dictionary(array.type):
         array = array.indices
     if pa.types.is_boolean(array.type):
