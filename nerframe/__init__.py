@@ -28,6 +28,7 @@ from nerframe.errors import (
 from nerframe.graphs import Graph, expand, graph, read_graph
 from nerframe.hardware import Accelerator, accelerator, accelerators
 from nerframe.ops import operators
+from nerframe.probing import probe
 from nerframe.rooflines import System, roofline
 from nerframe.scheduling import Schedule, schedule
 from nerframe.sql import query
@@ -36,6 +37,7 @@ from nerframe.sweep_results import pareto
 from nerframe.sweep_specs import SweepSpec, sweep_spec
 from nerframe.sweeps import sweep
 from nerframe.taxonomy import catalogue
+from nerframe.trace import TracedGraph, trace_graph
 
 __all__ = [
     "Accelerator",
@@ -49,6 +51,7 @@ __all__ = [
     "StoreError",
     "SweepSpec",
     "System",
+    "TracedGraph",
     "UnmappedError",
     "accelerator",
     "accelerators",
@@ -62,6 +65,7 @@ __all__ = [
     "pareto_chart",
     "pipeline",
     "pipelines",
+    "probe",
     "query",
     "read_graph",
     "roofline",
@@ -69,5 +73,6 @@ __all__ = [
     "sensitivity_chart",
     "sweep",
     "sweep_spec",
+    "trace_graph",
 ]
 __version__ = "0.1.0"

@@ -35,6 +35,8 @@ from nerframe.progress import Progress
 from nerframe.rooflines import PRESETS, roofline, system
 from nerframe.scheduling import module_busy, schedule, unmapped_summary
 from nerframe.store import check_name, is_analysis, locked, write_manifest, write_table
+from nerframe.trace.compare import compare_on_host
+from nerframe.trace.ingest import TracedGraph
 
 
 @dataclass(frozen=True)
@@ -191,6 +193,8 @@ def _write(
         ran = [a for graph, a in pairs if graph is g]
         systems = [*PRESETS.values(), *(system(a) for a in ran)]
         write_table(store, "roofline", roofline(table, systems), pipeline=g.name)
+        if isinstance(g, TracedGraph):  # a traced run: its measured times against the host
+            write_table(store, "measured", compare_on_host(g.measured), pipeline=g.name)
     with Progress(len(pairs), "analyze", "pairs") as bar:
         for g, accel in pairs:
             try:

@@ -24,6 +24,7 @@ from nerframe.builtin_pipelines import MODELS
 from nerframe.errors import NerframeError
 from nerframe.graphs import Graph
 from nerframe.output import FORMATS, emit, format_value, to_text
+from nerframe.trace.ingest import TracedGraph
 
 if TYPE_CHECKING:
     from nerframe.sweep_specs import SweepSpec
@@ -367,6 +368,119 @@ def cmd_report(args: argparse.Namespace) -> None:
     sys.stderr.write(f"wrote {build_report(args.store, args.output, args.images)}\n")
 
 
+def cmd_probe(args: argparse.Namespace) -> None:
+    from nerframe.probing import probe, probe_path
+
+    record = probe(args.output)
+    sys.stdout.write(
+        f"host: peak {record['peak_tflops']:.4g} TFLOP/s, "
+        f"bandwidth {record['bandwidth_gbps']:.4g} GB/s\n"
+    )
+    sys.stderr.write(f"wrote {args.output or probe_path()}\n")
+
+
+def cmd_trace_capture(args: argparse.Namespace) -> None:
+    from nerframe.trace.capture import capture, load_target
+    from nerframe.trace.tracefile import is_trace_file, write_trace
+
+    if not is_trace_file(args.output):
+        raise NerframeError(f"{args.output}: a trace file's name must end in .trace.json")
+    try:
+        model, inputs = load_target(args.target)
+        trace = capture(model, *inputs, repeats=args.repeats, warmup=args.warmup, grad=args.grad)
+    except NerframeError:
+        raise
+    except Exception as e:  # the user's model code failed: say where, in one line
+        raise NerframeError(f"{args.target}: {type(e).__name__}: {e}") from None
+    write_trace(trace, args.output)
+    sys.stderr.write(f"wrote {args.output} ({len(trace.calls)} module calls)\n")
+
+
+def _traced(args: argparse.Namespace) -> TracedGraph:
+    from nerframe.trace.ingest import read_traced_graph
+    from nerframe.trace.tracefile import is_trace_file
+
+    if not is_trace_file(args.trace):
+        raise NerframeError(f"{args.trace}: not a trace file (expected a .trace.json name)")
+    g = read_traced_graph(args.trace, args.map or (), args.strict)
+    for row in g.unknown.iter_rows(named=True):
+        share = "" if row["share"] is None else f", {row['share']:.1%} of the measured time"
+        _warn([f"unknown module {row['path'] or '(model)'} ({row['class']}{share}): no row"])
+    return g
+
+
+def cmd_trace_ops(args: argparse.Namespace) -> None:
+    import json
+
+    from nerframe.atomic import atomic_path
+    from nerframe.trace.ingest import graph_document
+
+    g = _traced(args)
+    if args.output is not None and args.output.suffix.lower() in (".json", ".yaml", ".yml"):
+        with atomic_path(args.output) as tmp:
+            tmp.write_text(json.dumps(graph_document(g, str(args.trace)), indent=1) + "\n")
+        sys.stderr.write(f"wrote {args.output} ({g.ops.height} ops)\n")
+        return
+    view = g.measured.select("op_id", "op_type", "path", "measured_s", "approximate")
+    table = g.ops.select("op_id", "B", "N").join(view, on="op_id", maintain_order="left")
+    emit(
+        table.select("op_id", "op_type", "B", "N", "path", "measured_s", "approximate"),
+        args.format,
+        args.output,
+    )
+
+
+def cmd_trace_compare(args: argparse.Namespace) -> None:
+    from nerframe.probing import host_system
+    from nerframe.trace.compare import compare, median_log_error
+
+    table = compare(_traced(args).measured, host_system(args.probe))
+    emit(table.drop("graph", "system"), args.format, args.output)
+    error = median_log_error(table)
+    if error is not None:
+        sys.stderr.write(f"median |log10(measured / predicted)|: {error:.3g} (x{10**error:.3g})\n")
+
+
+def cmd_trace_dag(args: argparse.Namespace) -> None:
+    from nerframe.trace.dag_pickle import read_dag_pickle
+
+    dag = read_dag_pickle(args.pickle)
+    emit(dag.edges if args.edges else dag.nodes, args.format, args.output)
+
+
+def _trace_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("probe", help="measure this machine (the roofline system 'host')")
+    p.add_argument("-o", "--output", type=Path, metavar="FILE", help="[$NERFRAME_PROBE or cache]")
+    p.set_defaults(run=cmd_probe)
+
+    trace = sub.add_parser("trace", help="traces of live PyTorch models")
+    commands = trace.add_subparsers(dest="trace_command", required=True, parser_class=_Parser)
+    p = commands.add_parser("capture", help="run and record a model (needs nerframe[trace])")
+    p.add_argument("target", metavar="MODULE:FUNC", help="FUNC() returns (model, inputs)")
+    p.add_argument("-o", "--output", type=Path, required=True, metavar="FILE.trace.json")
+    p.add_argument("--repeats", type=int, default=5, help="timed runs; the median is kept [5]")
+    p.add_argument("--warmup", type=non_negative, default=1, help="unrecorded runs first [1]")
+    p.add_argument("--grad", action="store_true", help="run with autograd on (default: no_grad)")
+    p.set_defaults(run=cmd_trace_capture)
+    for name, run, text in (
+        ("ops", cmd_trace_ops, "the operator graph of a trace (-o graph.json: a graph file)"),
+        ("compare", cmd_trace_compare, "each traced op's measured vs predicted time on host"),
+    ):
+        p = commands.add_parser(name, help=text)
+        p.add_argument("trace", type=Path, metavar="FILE.trace.json")
+        p.add_argument("--map", type=Path, action="append", metavar="FILE", help="class map (YAML)")
+        p.add_argument("--strict", action="store_true", help="unknown leaf modules are errors")
+        if name == "compare":
+            p.add_argument("--probe", type=Path, metavar="FILE", help="probe result [default]")
+        _output(p)
+        p.set_defaults(run=run)
+    p = commands.add_parser("dag", help="import an original execution_dag.pkl safely")
+    p.add_argument("pickle", type=Path, metavar="FILE.pkl")
+    p.add_argument("--edges", action="store_true", help="list the edges instead of the nodes")
+    _output(p)
+    p.set_defaults(run=cmd_trace_dag)
+
+
 def parser() -> argparse.ArgumentParser:
     """The argument parser of the ``nerframe`` command."""
     from nerframe import __version__
@@ -479,6 +593,7 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--images", action="store_true", help="also write PNG/SVG of every chart")
     p.set_defaults(run=cmd_report)
+    _trace_commands(sub)
     return top
 
 

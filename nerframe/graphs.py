@@ -276,7 +276,8 @@ def read_graph(path: str | Path) -> Graph:
     "frame_pixels", "rendered_fraction", "kind"}``.
 
     Only ``ops`` is required; the name defaults to the file's stem. An op
-    record may give its ``scope`` (``frame`` or ``batch``).
+    record may give its ``scope`` (``frame`` or ``batch``). A trace file
+    (``*.trace.json``) gives its traced graph (`nerframe.trace.read_traced_graph`).
 
     >>> import json, pathlib, tempfile
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "tiny.json"
@@ -285,6 +286,10 @@ def read_graph(path: str | Path) -> Graph:
     Graph('tiny', inference, 1 ops, 0 edges, frame_pixels=640000)
     """
     path = Path(path)
+    if path.name.lower().endswith(".trace.json"):
+        from nerframe.trace import read_traced_graph
+
+        return read_traced_graph(path)
     document = _document(path)
     if not isinstance(document, dict) or not isinstance(document.get("ops"), list):
         raise NerframeError(f"{path}: not a graph file (expected an object with an 'ops' list)")

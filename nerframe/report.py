@@ -303,6 +303,47 @@ def _pair_section(
     page.add("</section>")
 
 
+def _measured_section(page: _Page, measured: pl.DataFrame) -> None:
+    """Traced runs: each op's measured time against its roofline time on the host."""
+    from nerframe.trace.compare import median_log_error
+
+    page.add('<section id="measured"><h2>Measured vs predicted</h2>')
+    table = measured.sort("graph", "op_id")
+    if table["predicted_s"].is_null().all():
+        page.note(
+            "No host probe result was stored when this store was built: run 'nerframe probe' "
+            "and analyse the trace again to compare measured times with the roofline."
+        )
+    else:
+        for graph in table["graph"].unique().sort().to_list():
+            error = median_log_error(table.filter(graph=graph))
+            shown = "–" if error is None else f"{error:.3g} (×{10**error:.3g})"
+            page.add(f"<p>{_e(graph)}: median |log10(measured / predicted)| = {_e(shown)}</p>")
+        if table["ratio"].is_not_null().any():
+            page.figure("measured", charts.measured_chart(table))
+    head = ["graph", "op", "op type", "module", "measured (s)", "predicted (s)", "ratio", "note"]
+    rows = "".join(
+        "<tr>"
+        + "".join(f'<td class="text">{_e(v)}</td>' for v in (r["graph"], r["op_id"], r["op_type"]))
+        + f'<td class="text">{_e(r["path"])}</td>'
+        + "".join(
+            f'<td class="num">{_e(_num(r[c]))}</td>' for c in ("measured_s", "predicted_s", "ratio")
+        )
+        + f'<td class="text">{_e(_approximate(r["approximate"]))}</td>'
+        + "</tr>"
+        for r in table.iter_rows(named=True)
+    )
+    page.add(
+        "<table><thead><tr>"
+        + "".join(f"<th>{_e(h)}</th>" for h in head)
+        + f"</tr></thead><tbody>{rows}</tbody></table></section>"
+    )
+
+
+def _approximate(reason: str | None) -> str:
+    return f"approximate: {reason}" if reason else ""
+
+
 def _document(page: _Page, specs: list[dict[str, object]]) -> str:
     payload = json.dumps(
         {"config": charts.CONFIG, "charts": specs},
@@ -464,6 +505,8 @@ def build_report(store: str | Path, output: str | Path | None = None, images: bo
         page.add("<h3>Accelerator load warnings</h3>")
         page.add(_warning_list([f"{a}: {w}" for a, ws in load.items() for w in ws]))
     page.add("</section>")
+    if "measured" in frames:
+        _measured_section(page, frames["measured"])
     for graph in graphs:
         page.add(f'<section id="{_e(_slug(graph))}"><h2>{_e(graph)}</h2>')
         page.add(f'<p class="workload">{_e(_workload(graph, frames, summary))}</p>')

@@ -106,7 +106,8 @@ class _AcceleratorLike(Protocol):
 
 
 def system(name_or_accelerator: str | System | _AcceleratorLike) -> System:
-    """The roofline system of a preset name (case-insensitive), an accelerator name, or
+    """The roofline system of a preset name (case-insensitive), ``host`` (this machine,
+    from the stored result of `nerframe.probe`), an accelerator name, or
     an accelerator object (anything with ``name``, ``peak_tflops`` and
     ``dram_bandwidth_gbps``).
 
@@ -117,6 +118,11 @@ def system(name_or_accelerator: str | System | _AcceleratorLike) -> System:
         return name_or_accelerator
     if not isinstance(name_or_accelerator, str):
         return _from_accelerator(name_or_accelerator)
+    if name_or_accelerator.lower() == "host":
+        # This machine, as measured by `nerframe probe` (nerframe.probing).
+        from nerframe.probing import host_system
+
+        return host_system()
     for preset, found in PRESETS.items():
         if preset.lower() == name_or_accelerator.lower():
             return found

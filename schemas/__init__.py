@@ -168,6 +168,23 @@ ROOFLINE = pl.Schema(
     }
 )
 
+# A traced op's measured time against its roofline time (nerframe.trace.compare).
+MEASURED = pl.Schema(
+    {
+        "graph": pl.String(),
+        "op_id": pl.Int32(),
+        "op_type": OP_TYPE,
+        "path": pl.String(),
+        "system": pl.String(),
+        "measured_s": pl.Float64(),
+        "predicted_s": pl.Float64(),
+        "ratio": pl.Float64(),
+        "log_error": pl.Float64(),
+        "bound": BOUND,
+        "approximate": pl.String(),
+    }
+)
+
 TABLES: dict[str, pl.Schema] = {
     "ops": OPS,
     "edges": EDGES,
@@ -178,6 +195,7 @@ TABLES: dict[str, pl.Schema] = {
     "schedule": SCHEDULE,
     "summary": SUMMARY,
     "roofline": ROOFLINE,
+    "measured": MEASURED,
 }
 
 

@@ -23,6 +23,7 @@ from nerframe.charts.dataflow import graph_chart
 from nerframe.charts.export import save_chart
 from nerframe.charts.gantt import gantt_chart
 from nerframe.charts.matrix import matrix_chart
+from nerframe.charts.measured import measured_chart
 from nerframe.charts.roofline_plot import roofline_chart
 from nerframe.charts.tables import MAX_ROWS
 from nerframe.charts.theme import CONFIG, VL_VERSION, Chart
@@ -36,6 +37,7 @@ __all__ = [
     "gantt_chart",
     "graph_chart",
     "matrix_chart",
+    "measured_chart",
     "roofline_chart",
     "save_chart",
 ]

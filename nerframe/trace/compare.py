@@ -1,0 +1,81 @@
+"""Measured vs predicted: each traced op's measured time beside its roofline time.
+
+The prediction is the op's roofline time on a system (``host``, this machine as
+measured by ``nerframe probe``, unless another is given): the larger of its FLOPs
+over the peak and its bytes over the bandwidth. ``ratio`` is measured over
+predicted; ``log_error`` is ``|log10(ratio)|`` (1.0: off by 10×), and
+`median_log_error` summarises a comparison in one number.
+
+>>> import polars as pl
+>>> median_log_error(pl.DataFrame({"log_error": [0.5, 1.0, None, 2.0]}))
+1.0
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from nerframe import schemas
+from nerframe.errors import NerframeError
+from nerframe.rooflines import System, roofline
+
+
+def _typed(table: pl.DataFrame) -> pl.DataFrame:
+    """`table` with the columns of `schemas.MEASURED`, in order and typed."""
+    return table.select(pl.col(name).cast(dtype) for name, dtype in schemas.MEASURED.items())
+
+
+def compare(measured: pl.DataFrame, system: System | str = "host") -> pl.DataFrame:
+    """One row per traced op (a `TracedGraph`'s ``measured`` table): measured and
+    predicted seconds on `system`, their ratio and its |log10|. An op predicted to
+    take no time (no FLOPs, no bytes) or measured at 0 has no ratio.
+
+    >>> from nerframe.trace import Call, Trace, trace_graph
+    >>> linear = ["torch.nn.modules.linear.Linear"]
+    >>> calls = [Call(0, None, "fc", linear, {"in_features": 4, "out_features": 4}, {},
+    ...               [[500, 4]], [[500, 4]], [], [[]], 2e-4)]
+    >>> g = trace_graph(Trace("fc", calls))
+    >>> row = compare(g.measured, System("slow", 1e-6, 1.0)).row(0, named=True)
+    >>> row["predicted_s"], row["ratio"], row["bound"]  # 16,000 FLOPs at 1 MFLOP/s
+    (0.016, 0.0125, 'compute')
+    """
+    missing = [c for c in ("measured_s", "path", "approximate") if c not in measured.columns]
+    if missing:
+        raise NerframeError(f"compare: not a traced graph's measured table (no {missing[0]})")
+    predicted = roofline(measured, [system]).select(
+        "op_id", "system", pl.col("time_s").alias("predicted_s"), "bound"
+    )
+    valid = (pl.col("predicted_s") > 0) & (pl.col("measured_s") > 0)
+    return _typed(
+        measured.join(predicted, on="op_id", how="left", maintain_order="left")
+        .with_columns(
+            ratio=pl.when(valid).then(pl.col("measured_s") / pl.col("predicted_s")),
+        )
+        .with_columns(log_error=pl.col("ratio").log10().abs())
+    )
+
+
+def median_log_error(comparison: pl.DataFrame) -> float | None:
+    """The median ``log_error`` of a comparison (ops without a ratio left out), or None."""
+    value = comparison["log_error"].drop_nulls().median()
+    return None if value is None else float(value)  # type: ignore[arg-type]
+
+
+def compare_on_host(measured: pl.DataFrame) -> pl.DataFrame:
+    """`compare` on the ``host`` system; without a stored probe result the predicted
+    columns are null (the report then says to run ``nerframe probe``)."""
+    from nerframe.probing import host_system
+
+    try:
+        host = host_system()
+    except NerframeError:
+        return _typed(
+            measured.with_columns(
+                system=pl.lit("host"),
+                predicted_s=pl.lit(None, pl.Float64),
+                ratio=pl.lit(None, pl.Float64),
+                log_error=pl.lit(None, pl.Float64),
+                bound=pl.lit(None, pl.String),
+            )
+        )
+    return compare(measured, host)

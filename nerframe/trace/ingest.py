@@ -1,0 +1,377 @@
+"""A trace becomes an operator graph: classified calls are the rows, provenance the edges.
+
+Each call is matched against the class maps (`nerframe.trace.classify`):
+
+- **op**: the call becomes one row; its descendants are absorbed into it (their
+  time is part of its measured time, their Linear layers build its MLP);
+- **ignored**: a known module that is not modelled (an activation): no row;
+- **container**: an unmapped module with mapped or unmapped children: no row;
+- **unknown**: an unmapped leaf module: no row, listed with its share of the
+  measured time (an error under ``strict``).
+
+Calls without a row are transparent: a row that consumes their output depends on
+whatever their output derives from. ``B`` and ``N`` come from a row's own rule
+(samplers, renderers) or else from its input rows (the product of all but the
+last dimension), matched to the ``B·N`` of the nearest upstream row that has one;
+rows that match none keep ``B = rows, N = 1`` and are flagged approximate.
+
+>>> from nerframe.trace.tracefile import Call, Trace
+>>> lin = ["torch.nn.modules.linear.Linear", "torch.nn.modules.module.Module"]
+>>> calls = [Call(0, None, "", lin, {"in_features": 3, "out_features": 4}, {"bias": [4]},
+...               [[10, 3]], [[10, 4]], [], [[]], 1e-4)]
+>>> g = trace_graph(Trace("one", calls))
+>>> g.ops.select("op_type", "B", "N", "in_dim", "out_dim", "num_layers").row(0)
+('MLP', 10, 1, 3, 4, 1)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import polars as pl
+
+from nerframe.costing import costs
+from nerframe.errors import NerframeError
+from nerframe.graphs import Graph, graph
+from nerframe.taxonomy import op_types
+from nerframe.trace.classify import LINEAR, ClassMap, Entry, check_parameter, class_map, evaluate
+from nerframe.trace.tracefile import SUFFIX, Call, Port, Trace, read_trace
+
+
+@dataclass(frozen=True, repr=False)  # Graph's short repr, not the tables'
+class TracedGraph(Graph):
+    """A `Graph` made from a trace, with what the trace measured.
+
+    `calls` has one row per recorded call (``call``, ``path``, ``class``,
+    ``status``: op, inside, ignored, container or unknown; ``op_id``,
+    ``time_s``, ``share`` of the whole forward's time). `measured` has one row
+    per op: its module ``path`` and ``class``, ``measured_s``, the reason it is
+    ``approximate`` (null when exact) and its costs (``flops``, ``bytes_total``,
+    ``intensity``), kept with it so that the comparison with a roofline holds
+    for the traced rows even after `nerframe.expand`.
+    """
+
+    calls: pl.DataFrame = field(default_factory=pl.DataFrame)
+    measured: pl.DataFrame = field(default_factory=pl.DataFrame)
+
+    @property
+    def unknown(self) -> pl.DataFrame:
+        """The unknown leaf modules: path, class, time and share of the forward's time."""
+        return self.calls.filter(pl.col("status") == "unknown").drop("status", "op_id")
+
+
+def read_traced_graph(
+    path: str | Path, maps: Sequence[str | Path] = (), strict: bool = False
+) -> TracedGraph:
+    """The graph of a trace file (see `trace_graph`), named after the file.
+
+    >>> import tempfile, pathlib
+    >>> from nerframe.trace.tracefile import write_trace
+    >>> lin = ["torch.nn.modules.linear.Linear"]
+    >>> call = Call(0, None, "", lin, {"in_features": 3, "out_features": 4}, {}, [[10, 3]],
+    ...             [[10, 4]], [], [[]], 1e-4)
+    >>> path = write_trace(Trace("m", [call]), pathlib.Path(tempfile.mkdtemp()) / "a.trace.json")
+    >>> read_traced_graph(path).name
+    'a'
+    """
+    try:
+        name = Path(path).name[: -len(SUFFIX)]
+        return trace_graph(read_trace(path), maps, strict, name=name)
+    except NerframeError as e:
+        message = str(e)
+        raise NerframeError(message if message.startswith(str(path)) else f"{path}: {e}") from None
+
+
+def trace_graph(
+    trace: Trace,
+    maps: Sequence[str | Path] = (),
+    strict: bool = False,
+    name: str | None = None,
+    frame_pixels: int = 800 * 800,
+) -> TracedGraph:
+    """The operator graph of `trace`, classified with the user `maps` over the packaged
+    ones; `strict` makes an unknown leaf module an error naming it."""
+    builder = _Builder(trace, class_map(maps))
+    builder.classify()
+    unknown = [c for c in trace.calls if builder.status[c.id] == "unknown"]
+    if strict and unknown:
+        shown = ", ".join(f"{c.path or '(model)'} ({c.name})" for c in unknown[:5])
+        more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+        raise NerframeError(
+            f"trace {trace.model!r}: unknown leaf module(s) {shown}{more}; "
+            "map their classes with --map FILE"
+        )
+    records = [builder.record(row) for row in range(len(builder.rows))]
+    edges = builder.edges()
+    builder.batch(records, edges)
+    graph_name = name or trace.model or "trace"
+    try:
+        base = graph(graph_name, records, sorted(edges), frame_pixels=frame_pixels)
+    except NerframeError as e:
+        raise NerframeError(f"trace {trace.model!r}: {e}") from None
+    return TracedGraph(
+        base.name,
+        base.ops,
+        base.edges,
+        base.frame_pixels,
+        base.kind,
+        calls=builder.call_table(),
+        measured=builder.measured_table(base),
+    )
+
+
+class _Builder:
+    def __init__(self, trace: Trace, classes: ClassMap) -> None:
+        self.trace = trace
+        self.classes = classes
+        self.calls = trace.calls
+        self.children: dict[int, list[int]] = {c.id: [] for c in self.calls}
+        for c in self.calls:
+            if c.parent is not None:
+                self.children[c.parent].append(c.id)
+        self.status: dict[int, str] = {}
+        self.owner: dict[int, int] = {}  # call -> row
+        self.rows: list[tuple[Call, Entry]] = []
+        self.approximate: dict[int, list[str]] = {}
+
+    def classify(self) -> None:
+        for c in self.calls:
+            if c.parent is not None and c.parent in self.owner:
+                self.owner[c.id] = self.owner[c.parent]
+                self.status[c.id] = "inside"
+                continue
+            entry = self.classes.match(c.classes)
+            if entry is not None and not entry.ignored:
+                self.owner[c.id] = len(self.rows)
+                self.rows.append((c, entry))
+                self.status[c.id] = "op"
+            elif entry is not None:
+                self.status[c.id] = "ignored"
+            else:
+                self.status[c.id] = "container" if self.children[c.id] else "unknown"
+
+    def descendants(self, call: int) -> list[int]:
+        found: list[int] = []
+        stack = list(reversed(self.children[call]))
+        while stack:
+            current = stack.pop()
+            found.append(current)
+            stack.extend(reversed(self.children[current]))
+        return found
+
+    def record(self, row: int) -> dict[str, object]:
+        c, entry = self.rows[row]
+        where = f"{c.path or '(model)'} ({c.name}, call {c.id})"
+        assert entry.op_type is not None
+        record: dict[str, object] = {"op_type": entry.op_type}
+        scope = {"attr": c.attributes, "param": c.params, "in": c.inputs, "out": c.outputs}
+        for name, expression in entry.params.items():
+            try:
+                value = evaluate(expression, scope)
+            except NerframeError as e:
+                raise NerframeError(f"{where}: {name} from {entry.source}: {e}") from None
+            record[name] = check_parameter(name, value, where)
+        notes = [entry.approximate] if entry.approximate else []
+        if entry.rule == "linear_layers":
+            record.update(self.linear_layers(c, where, notes))
+        self.approximate[row] = notes
+        return record
+
+    def linear_layers(self, c: Call, where: str, notes: list[str]) -> dict[str, object]:
+        """MLP parameters from the Linear calls `c` made (or `c` itself if it is one)."""
+        linears = [
+            self.calls[i]
+            for i in [c.id, *self.descendants(c.id)]
+            if LINEAR in self.calls[i].classes
+        ]
+        if not linears:
+            raise NerframeError(f"{where}: rule linear_layers found no Linear call in it")
+        layers: list[tuple[int, int]] = []
+        for lin in linears:
+            fan_in, fan_out = lin.attributes.get("in_features"), lin.attributes.get("out_features")
+            if not (isinstance(fan_in, int) and isinstance(fan_out, int)):
+                raise NerframeError(f"{where}: Linear call {lin.id} lacks in/out_features")
+            layers.append((fan_in, fan_out))
+        rows = {math.prod(lin.inputs[0][:-1]) if lin.inputs else 0 for lin in linears}
+        if len(rows) != 1 or 0 in rows:
+            raise NerframeError(
+                f"{where}: its Linear calls see different row counts {sorted(rows)}"
+            )
+        biases = {"bias" in lin.params for lin in linears}
+        in_dim, width, out_dim = layers[0][0], layers[0][1], layers[-1][1]
+        count = len(layers)
+        skips = [
+            i
+            for i in range(1, count - 1)
+            if layers[i][0] == width + in_dim and layers[i][0] != width
+        ]
+        params: dict[str, object] = {
+            "in_dim": in_dim,
+            "num_layers": count,
+            "layer_width": width if count > 1 else out_dim,
+            "out_dim": out_dim,
+            "skip_connections": skips,
+            "use_bias": biases == {True},
+            "_rows": rows.pop(),
+        }
+        if layers != _mlp_layers(in_dim, count, width, out_dim, skips) or len(biases) > 1:
+            notes.append(
+                f"its Linear layers {layers} are not a catalogue MLP; modelled as "
+                f"{count} layers of width {width}"
+            )
+        return params
+
+    def resolve(self, port: Port, memo: dict[Port, frozenset[int]]) -> frozenset[int]:
+        """The rows whose outputs a consumer of output `port` depends on."""
+        call, index = port
+        if call in self.owner:
+            return frozenset({self.owner[call]})
+        if port not in memo:
+            memo[port] = frozenset()  # provenance never loops; this guards malformed files
+            found: set[int] = set()
+            for source in self.calls[call].output_sources[index]:
+                found |= self.resolve(source, memo)
+            memo[port] = frozenset(found)
+        return memo[port]
+
+    def edges(self) -> set[tuple[int, int]]:
+        memo: dict[Port, frozenset[int]] = {}
+        found: set[tuple[int, int]] = set()
+        for c in self.calls:
+            if c.id not in self.owner:
+                continue
+            dst = self.owner[c.id]
+            for source in c.sources:
+                found.update((src, dst) for src in self.resolve(source, memo) if src != dst)
+        return found
+
+    def batch(self, records: list[dict[str, object]], edges: set[tuple[int, int]]) -> None:
+        """Fill B and N of rows that lack them from their rows and the upstream rows."""
+        upstream: dict[int, list[int]] = {i: [] for i in range(len(records))}
+        for src, dst in sorted(edges):
+            upstream[dst].append(src)
+        for row, record in enumerate(records):
+            recorded = record.pop("_rows", None)
+            if "B" in record and "N" in record:
+                continue
+            c = self.rows[row][0]
+            if isinstance(recorded, int):
+                rows = recorded
+            else:
+                if not c.inputs or not c.inputs[0]:
+                    raise NerframeError(
+                        f"{c.path or '(model)'} ({c.name}, call {c.id}): "
+                        "no input tensor to take B and N from"
+                    )
+                rows = math.prod(c.inputs[0][:-1])
+            match = self.nearest(row, upstream, records, rows)
+            if match is None:
+                record["B"], record["N"] = rows, 1
+                self.approximate[row].append(
+                    f"its {rows} rows match no upstream sampler's B·N; taken as B={rows}, N=1"
+                )
+            else:
+                record["B"], record["N"] = match
+
+    def nearest(
+        self, row: int, upstream: dict[int, list[int]], records: list[dict[str, object]], rows: int
+    ) -> tuple[int, int] | None:
+        seen = {row}
+        frontier = list(upstream[row])
+        while frontier:
+            following: list[int] = []
+            for candidate in frontier:
+                if candidate in seen:
+                    continue
+                seen.add(candidate)
+                b, n = records[candidate].get("B"), records[candidate].get("N")
+                if isinstance(b, int) and isinstance(n, int) and b * n == rows:
+                    return b, n
+                following.extend(upstream[candidate])
+            frontier = following
+        return None
+
+    def call_table(self) -> pl.DataFrame:
+        total = self.trace.total_s or sum(c.time_s for c in self.calls if c.parent is None)
+        return pl.DataFrame(
+            {
+                "call": [c.id for c in self.calls],
+                "path": [c.path for c in self.calls],
+                "class": [c.name for c in self.calls],
+                "status": [self.status[c.id] for c in self.calls],
+                "op_id": [self.owner.get(c.id) for c in self.calls],
+                "time_s": [c.time_s for c in self.calls],
+                "share": [c.time_s / total if total else None for c in self.calls],
+            },
+            schema={
+                "call": pl.Int32,
+                "path": pl.String,
+                "class": pl.String,
+                "status": pl.String,
+                "op_id": pl.Int32,
+                "time_s": pl.Float64,
+                "share": pl.Float64,
+            },
+        )
+
+    def measured_table(self, g: Graph) -> pl.DataFrame:
+        table = costs(g.ops).select(
+            "graph", "op_id", "op_type", "category", "backward", "flops", "bytes_total", "intensity"
+        )
+        return table.with_columns(
+            path=pl.Series([c.path for c, _ in self.rows], dtype=pl.String),
+            **{"class": pl.Series([c.name for c, _ in self.rows], dtype=pl.String)},
+            measured_s=pl.Series([c.time_s for c, _ in self.rows], dtype=pl.Float64),
+            approximate=pl.Series(
+                ["; ".join(self.approximate[i]) or None for i in range(len(self.rows))],
+                dtype=pl.String,
+            ),
+        )
+
+
+def _mlp_layers(
+    in_dim: int, count: int, width: int, out_dim: int, skips: list[int]
+) -> list[tuple[int, int]]:
+    """The catalogue's layer list of an MLP (spec/operators.md)."""
+    if count == 1:
+        return [(in_dim, out_dim)]
+    middle = [(width + (in_dim if i in skips else 0), width) for i in range(1, count - 1)]
+    return [(in_dim, width), *middle, (width, out_dim)]
+
+
+def graph_document(g: TracedGraph, source: str = "") -> dict[str, object]:
+    """The graph-file document of a traced graph (see `nerframe.read_graph`): its ops as
+    records of the parameters they use, its edges, and notes (the trace it came from,
+    measured times, approximate rows, unknown modules).
+
+    >>> lin = ["torch.nn.modules.linear.Linear"]
+    >>> call = Call(0, None, "fc", lin, {"in_features": 3, "out_features": 4}, {}, [[10, 3]],
+    ...             [[10, 4]], [], [[]], 1e-4)
+    >>> graph_document(trace_graph(Trace("m", [call])))["ops"][0]["in_dim"]
+    3
+    """
+    ops = []
+    for row in g.ops.iter_rows(named=True):
+        record = {
+            "op_type": row["op_type"],
+            "backward": row["backward"],
+            "bitwidth": row["bitwidth"],
+        }
+        record.update({k: row[k] for k in op_types()[row["op_type"]].parameters})
+        ops.append(record)
+    measured = g.measured.select("op_id", "path", "class", "measured_s", "approximate")
+    return {
+        "name": g.name,
+        "kind": g.kind,
+        "frame_pixels": g.frame_pixels,
+        "ops": ops,
+        "edges": [[src, dst, kind] for _, src, dst, kind in g.edges.iter_rows()],
+        "notes": {
+            "trace": source,
+            "ops": measured.to_dicts(),
+            "unknown": g.unknown.to_dicts(),
+        },
+    }

@@ -1,0 +1,120 @@
+"""The host roofline system and the measured-vs-predicted comparison."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import polars as pl
+import pytest
+from test_trace_ingest import USER_MAP, handmade
+
+import nerframe
+from nerframe.cli import main
+from nerframe.errors import NerframeError
+from nerframe.probing import host_system
+from nerframe.rooflines import System
+from nerframe.schemas import TABLES
+from nerframe.trace import trace_graph, write_trace
+from nerframe.trace.compare import compare, median_log_error
+
+
+@pytest.fixture
+def probe_file(tmp_path: Path, monkeypatch) -> Path:
+    path = tmp_path / "probe.json"
+    monkeypatch.setenv("NERFRAME_PROBE", str(path))
+    return path
+
+
+def test_probe_stores_a_host_system(probe_file: Path) -> None:
+    record = nerframe.probe(matrix=128, copy_mib=4, runs=2)
+    stored = json.loads(probe_file.read_text())
+    assert stored == record and stored["system"] == "host"
+    assert stored["peak_tflops"] > 0 and stored["bandwidth_gbps"] > 0
+    host = nerframe.rooflines.system("host")
+    assert (host.peak_tflops, host.bandwidth_gbps) == (
+        record["peak_tflops"],
+        record["bandwidth_gbps"],
+    )
+
+
+def test_missing_probe_says_what_to_run(probe_file: Path) -> None:
+    with pytest.raises(NerframeError, match=r"no host probe result at .*run 'nerframe probe'"):
+        nerframe.roofline(nerframe.pipeline("neurex").ops, ["host"])
+
+
+def test_probe_cli_writes_the_given_path(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "p.json"
+    assert main(["probe", "-o", str(out)]) == 0
+    assert "TFLOP/s" in capsys.readouterr().out
+    assert host_system(out).name == "host"
+
+
+def test_compare_hand_computed(tmp_path: Path) -> None:
+    maps = tmp_path / "m.yaml"
+    maps.write_text(USER_MAP)
+    g = trace_graph(handmade(), [maps])
+    host = System("host", 1e-3, 1.0)  # 1 GFLOP/s, 1 GB/s
+    table = compare(g.measured, host)
+    costs = nerframe.costs(g.ops)
+    flops, size = costs["flops"].to_list(), costs["bytes_total"].to_list()
+    predicted = [max(f / 1e9, b / 1e9) for f, b in zip(flops, size, strict=True)]
+    assert table["predicted_s"].to_list() == pytest.approx(predicted, rel=1e-12)
+    # MLP: 73,728 FLOPs in 73.728 us at 1 GFLOP/s; measured 8 ms.
+    assert table["predicted_s"][2] == pytest.approx(73728e-9)
+    assert table["ratio"][2] == pytest.approx(0.008 / 73728e-9)
+    errors = [
+        abs(math.log10(m / p)) for m, p in zip([0.001, 0.003, 0.008, 0.004], predicted, strict=True)
+    ]
+    assert table["log_error"].to_list() == pytest.approx(errors)
+    assert median_log_error(table) == pytest.approx(sorted(errors)[1] / 2 + sorted(errors)[2] / 2)
+
+
+def test_report_has_the_measured_section(tmp_path: Path, probe_file: Path) -> None:
+    nerframe.probe(matrix=64, copy_mib=1, runs=1)
+    trace = tmp_path / "run.trace.json"
+    write_trace(handmade(), trace)
+    store = tmp_path / "store"
+    nerframe.analyze([str(trace), "neurex"], ["neurex"], store)
+    measured = pl.read_parquet(store / "measured" / "pipeline=run" / "part-0.parquet")
+    assert measured.schema == TABLES["measured"]
+    assert measured["measured_s"].to_list() == [0.002, 0.002, 0.002]
+    assert not (store / "measured" / "pipeline=neurex").exists()
+    html = (store / "report.html").read_text()
+    assert '<section id="measured"><h2>Measured vs predicted</h2>' in html
+    assert "run: median |log10(measured / predicted)| = " in html
+    assert "measured vs predicted time per traced op" in html  # the chart's spec
+
+
+def test_report_without_probe_says_so(tmp_path: Path, probe_file: Path) -> None:
+    trace = tmp_path / "run.trace.json"
+    write_trace(handmade(), trace)
+    store = tmp_path / "store"
+    nerframe.analyze([str(trace)], ["neurex"], store)
+    assert "No host probe result was stored" in (store / "report.html").read_text()
+
+
+def test_cli_trace_compare(tmp_path: Path, capsys) -> None:
+    probe = tmp_path / "probe.json"
+    probe.write_text(json.dumps({"peak_tflops": 1e-3, "bandwidth_gbps": 1.0}))
+    maps = tmp_path / "m.yaml"
+    maps.write_text(USER_MAP)
+    trace = tmp_path / "run.trace.json"
+    write_trace(handmade(), trace)
+    args = ["trace", "compare", str(trace), "--map", str(maps), "--probe", str(probe)]
+    assert main([*args, "--format", "csv"]) == 0
+    captured = capsys.readouterr()
+    table = pl.read_csv(captured.out.encode())
+    assert table["op_type"].to_list() == ["UniformSampler", "HashEncoding", "MLP", "RGBRenderer"]
+    assert table["predicted_s"][2] == pytest.approx(73728e-9)
+    costs = nerframe.costs(trace_graph(handmade(), [maps]).ops)
+    predicted = [max(f, b) / 1e9 for f, b in costs.select("flops", "bytes_total").rows()]
+    errors = sorted(
+        abs(math.log10(m / p)) for m, p in zip([1e-3, 3e-3, 8e-3, 4e-3], predicted, strict=True)
+    )
+    median = (errors[1] + errors[2]) / 2
+    assert captured.err.splitlines() == [
+        "warning: unknown module noise (m.Noise, 10.0% of the measured time): no row",
+        f"median |log10(measured / predicted)|: {median:.3g} (x{10**median:.3g})",
+    ]
