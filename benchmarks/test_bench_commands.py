@@ -40,8 +40,8 @@ def test_analyze_all_pairs(benchmark, tmp_path: Path) -> None:
         rounds=3,
         iterations=1,
     )
-    assert result.summary.height == 72
-    benchmark.extra_info.update(pairs=72, seconds=round(benchmark.stats.stats.min, 2))
+    assert result.summary.height == 140  # 10 pipelines x (9 accelerators + 5 GPUs)
+    benchmark.extra_info.update(pairs=140, seconds=round(benchmark.stats.stats.min, 2))
     assert benchmark.stats.stats.min < 5
 
 

@@ -19,6 +19,8 @@ them). `kernels.reference_costs` is the scalar oracle it is tested against.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -347,7 +349,7 @@ ARGUMENTS = (
 _BITMAPS = {"backward", "use_sin_cos", "use_bias"}
 
 
-def kernel_arguments(columns: dict[str, object]) -> list[object]:
+def kernel_arguments(columns: Mapping[str, Any]) -> list[Any]:
     """The input arguments of `cost_kernel` (in order) from ops columns as arrays.
 
     `columns` maps ops column names to arrays; a missing column reads as zeros
@@ -356,7 +358,7 @@ def kernel_arguments(columns: dict[str, object]) -> list[object]:
     an ``(offsets, values)`` pair.
     """
     n = len(columns["op_type"])
-    args: list[object] = []
+    args: list[Any] = []
     for name in ARGUMENTS:
         value = columns.get(name)
         if name in _FLAGS:
@@ -372,7 +374,7 @@ def kernel_arguments(columns: dict[str, object]) -> list[object]:
     return args
 
 
-def cost_columns(columns: dict[str, object]) -> dict[str, np.ndarray]:
+def cost_columns(columns: Mapping[str, Any]) -> dict[str, np.ndarray]:
     """Run the kernel on plain arrays (see `kernel_arguments`) and return the nine
     cost columns. Rows with an element count at or above 2**53 raise
     `OverflowError`, with the first offending row index in its args.
@@ -382,7 +384,8 @@ def cost_columns(columns: dict[str, object]) -> dict[str, np.ndarray]:
     elems = np.empty((3, n), np.int64)
     nbytes = np.empty((4, n))
     intensity = np.empty(n)
-    if n and cost_kernel(*kernel_arguments(columns), flops, elems, nbytes, intensity):
+    outputs = [flops, elems, nbytes, intensity]
+    if n and cost_kernel(*kernel_arguments(columns), *outputs):
         raise OverflowError("element count reaches 2**53", int(np.argmax(elems[0] < 0)))
     return {
         "flops": flops,
@@ -406,6 +409,6 @@ _DTYPES = {
 }
 
 
-def _bitmap(flags: np.ndarray) -> list[object]:
+def _bitmap(flags: np.ndarray) -> list[Any]:
     """A bool array as an Arrow-style little-endian bitmap and its bit offset."""
     return [np.packbits(np.asarray(flags, bool), bitorder="little"), 0]

@@ -14,6 +14,7 @@ stores and altair draws the charts.
 'index_generation_unit'
 """
 
+from nerframe.accelerator_model import Accelerator
 from nerframe.analysis import Analysis, analyze
 from nerframe.builtin_pipelines import pipeline, pipelines
 from nerframe.costing import costs
@@ -26,7 +27,7 @@ from nerframe.errors import (
     UnmappedError,
 )
 from nerframe.graphs import Graph, expand, graph, read_graph
-from nerframe.hardware import Accelerator, accelerator, accelerators
+from nerframe.hardware import accelerator, accelerators
 from nerframe.ops import operators
 from nerframe.probing import probe
 from nerframe.rooflines import System, roofline
@@ -38,6 +39,7 @@ from nerframe.sweep_specs import SweepSpec, sweep_spec
 from nerframe.sweeps import sweep
 from nerframe.taxonomy import catalogue
 from nerframe.trace import TracedGraph, trace_graph
+from nerframe.validation import validate
 
 __all__ = [
     "Accelerator",
@@ -74,5 +76,6 @@ __all__ = [
     "sweep",
     "sweep_spec",
     "trace_graph",
+    "validate",
 ]
 __version__ = "0.1.0"

@@ -25,12 +25,13 @@ from pathlib import Path
 
 import polars as pl
 
+from nerframe.accelerator_model import Accelerator
 from nerframe.atomic import atomic_folder
 from nerframe.builtin_pipelines import PIPELINES, pipeline
 from nerframe.costing import costs
 from nerframe.errors import InvalidInputError, NerframeError, StoreError, UnmappedError
 from nerframe.graphs import Graph, expand, read_graph
-from nerframe.hardware import BUILTIN, Accelerator, accelerator, accelerator_table, module_table
+from nerframe.hardware import BUILTIN, accelerator, accelerator_table, module_table
 from nerframe.progress import Progress
 from nerframe.rooflines import PRESETS, roofline, system
 from nerframe.scheduling import module_busy, schedule, unmapped_summary
@@ -79,7 +80,7 @@ def analyze(
     >>> import tempfile
     >>> out = tempfile.mkdtemp() + "/store"
     >>> analyze(["neurex", "icarus"], "all", output=out, report=False).summary.height
-    16
+    28
     """
     names = [pipelines] if isinstance(pipelines, str) else pipelines
     graphs = [load_graph(name, rays, samples, gaussians, fine, model) for name in _pipelines(names)]
@@ -191,7 +192,9 @@ def _write(
         write_table(store, "edges", g.edges, pipeline=g.name)
         write_table(store, "costs", table, pipeline=g.name)
         ran = [a for graph, a in pairs if graph is g]
-        systems = [*PRESETS.values(), *(system(a) for a in ran)]
+        # an accelerator whose units are all rated in items (Gaussians, samples) has no
+        # FLOP peak, hence no roofline
+        systems = [*PRESETS.values(), *(system(a) for a in ran if a.peak_tflops > 0)]
         write_table(store, "roofline", roofline(table, systems), pipeline=g.name)
         if isinstance(g, TracedGraph):  # a traced run: its measured times against the host
             write_table(store, "measured", compare_on_host(g.measured), pipeline=g.name)
@@ -202,9 +205,11 @@ def _write(
             except UnmappedError as e:
                 summary = unmapped_summary(g, accel, str(e), parallelism, pipelined)
             else:
-                where = {"pipeline": g.name, "hardware": accel.name}
-                write_table(store, "schedule", result.schedule, **where)
-                write_table(store, "module_busy", module_busy(result, accel), **where)
+                busy = module_busy(result, accel)
+                write_table(
+                    store, "schedule", result.schedule, pipeline=g.name, hardware=accel.name
+                )
+                write_table(store, "module_busy", busy, pipeline=g.name, hardware=accel.name)
                 summary = result.summary
             write_table(store, "summary", summary, pipeline=g.name, hardware=accel.name)
             summaries.append(summary)

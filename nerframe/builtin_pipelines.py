@@ -179,7 +179,7 @@ PIPELINES: dict[str, Spec] = {
     ),
     "gaurast": Spec(
         "inference",
-        ("gscore",),
+        ("gaurast",),
         (
             Op("FrustumCullingProjection", per="gaussian"),
             _SH,

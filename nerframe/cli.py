@@ -368,6 +368,18 @@ def cmd_report(args: argparse.Namespace) -> None:
     sys.stderr.write(f"wrote {build_report(args.store, args.output, args.images)}\n")
 
 
+def cmd_validate(args: argparse.Namespace) -> None:
+    from nerframe.validation import calibrate, summary, validate
+
+    if args.calibrate:
+        emit(calibrate(), args.format, args.output)
+        return
+    table = validate()
+    emit(table, args.format, args.output)
+    # the summary goes beside a table on the terminal, else to stderr beside the file
+    (sys.stdout if _for_people(args) else sys.stderr).write(summary(table) + "\n")
+
+
 def cmd_probe(args: argparse.Namespace) -> None:
     from nerframe.probing import probe, probe_path
 
@@ -448,7 +460,7 @@ def cmd_trace_dag(args: argparse.Namespace) -> None:
     emit(dag.edges if args.edges else dag.nodes, args.format, args.output)
 
 
-def _trace_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def _trace_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
     p = sub.add_parser("probe", help="measure this machine (the roofline system 'host')")
     p.add_argument("-o", "--output", type=Path, metavar="FILE", help="[$NERFRAME_PROBE or cache]")
     p.set_defaults(run=cmd_probe)
@@ -581,6 +593,15 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--store", type=Path, required=True, metavar="DIR")
     _output(p)
     p.set_defaults(run=cmd_query)
+
+    p = sub.add_parser("validate", help="published figures against the model's predictions")
+    p.add_argument(
+        "--calibrate",
+        action="store_true",
+        help="print the parameters the calibration rows fix instead",
+    )
+    _output(p)
+    p.set_defaults(run=cmd_validate)
 
     p = sub.add_parser("report", help="(re)build the HTML report of a result store")
     p.add_argument("store", type=Path, metavar="DIR")

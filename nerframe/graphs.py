@@ -14,6 +14,7 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -248,7 +249,7 @@ def _edges(name: str, edges: list[tuple[int, int, str]]) -> pl.DataFrame:
     ).cast(EDGES)
 
 
-def _stage(row: Mapping[str, object], stage: str, position: int) -> dict[str, object]:
+def _stage(row: Mapping[str, Any], stage: str, position: int) -> dict[str, object]:
     """The record of one stage of a composite row."""
     record = {key: row[key] for key in ("backward", "bitwidth", "scope")} | {"op_type": stage}
     record.update({p: row[p] for p in op_types()[stage].parameters if row.get(p) is not None})
@@ -263,8 +264,9 @@ MAX_FRAME_PIXELS = 2**40
 
 
 def _check_frame_pixels(value: object, what: str) -> None:
-    integer = isinstance(value, int | np.integer) and not isinstance(value, bool)
-    if not integer or not 1 <= value <= MAX_FRAME_PIXELS:  # type: ignore[operator]
+    if isinstance(value, bool) or not (
+        isinstance(value, int | np.integer) and 1 <= value <= MAX_FRAME_PIXELS
+    ):
         raise InvalidInputError(
             f"{what} must be an integer >= 1 and <= 2**40, got {value!r}", "frame_pixels"
         )
@@ -338,7 +340,8 @@ def _document(path: Path) -> object:
         ) from None
 
 
-def _edge(edge: object, path: Path) -> tuple[object, ...]:
+def _edge(edge: object, path: Path) -> tuple[Any, ...]:
+    """The (src, dst[, kind]) of a file's edge; `graph` checks the values' types."""
     if isinstance(edge, dict) and {"src", "dst"} <= set(edge) <= {"src", "dst", "kind"}:
         return edge["src"], edge["dst"], edge.get("kind", "data")
     if isinstance(edge, list) and len(edge) in (2, 3):

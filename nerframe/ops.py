@@ -18,7 +18,7 @@ defaults to its op type's scope in the catalogue.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from numbers import Integral, Real
 
 import numpy as np
@@ -208,7 +208,7 @@ def _integer(value: object) -> int | None:
     if isinstance(value, Integral):
         return int(value)
     if isinstance(value, Real) and math.isfinite(value) and float(value).is_integer():
-        return int(value)
+        return int(float(value))
     return None
 
 
@@ -258,7 +258,7 @@ def _complete(frame: pl.DataFrame, graph: str) -> pl.DataFrame:
         derived = frame.select(filled[2]).to_series()
         mismatch = given.is_not_null() & (given != derived)
         if mismatch.any():
-            i = int(mismatch.arg_max())
+            i = int(mismatch.arg_true()[0])
             raise NerframeError(
                 f"{_where(i, frame.row(i, named=True))}: category {given[i]!r} "
                 f"does not match the catalogue's {derived[i]!r}"
@@ -281,12 +281,12 @@ def _complete(frame: pl.DataFrame, graph: str) -> pl.DataFrame:
     return frame.with_columns(plain).with_columns(copied)
 
 
-def _fill(name: str, defaults: list[tuple[object, list[str]]]) -> pl.Expr:
+def _fill(name: str, defaults: Sequence[tuple[object, list[str]]]) -> pl.Expr:
     """Column `name` with its nulls replaced by each op type's default."""
     missing = pl.col(name).is_null()
-    chain = None
+    filled = pl.col(name)
+    # each op type has one default, so the conditions are disjoint and nesting order is free
     for value, names in defaults:
         fill = value if isinstance(value, pl.Expr) else pl.lit(value, OPS[name])
-        when = missing & pl.col("op_type").is_in(names)
-        chain = pl.when(when).then(fill) if chain is None else chain.when(when).then(fill)
-    return chain.otherwise(pl.col(name)).cast(OPS[name]).alias(name)
+        filled = pl.when(missing & pl.col("op_type").is_in(names)).then(fill).otherwise(filled)
+    return filled.cast(OPS[name]).alias(name)

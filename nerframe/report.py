@@ -30,10 +30,10 @@ import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cache
+from importlib import metadata
 from pathlib import Path
 from typing import cast
 
-import altair as alt
 import polars as pl
 import vl_convert as vlc
 
@@ -55,6 +55,18 @@ REFERENCE_SYSTEM = PRESETS["A100"]
 class _Figure:
     name: str  # file stem under charts/
     chart: charts.Chart
+    title: str | None = None  # replaces the chart's title; its subtitle stays
+
+    def spec(self) -> dict[str, object]:
+        # Converting a chart to its spec validates it, which costs more than rendering;
+        # the chart functions' tests validate every kind of spec they build. Retitling
+        # the spec, not the chart, spares altair a deep copy of the chart.
+        spec = self.chart.to_dict(validate=False)
+        if self.title is not None:
+            old = spec.get("title")
+            subtitle = old.get("subtitle") if isinstance(old, dict) else None
+            spec["title"] = {"text": self.title} | ({"subtitle": subtitle} if subtitle else {})
+        return spec
 
 
 @dataclass
@@ -67,9 +79,9 @@ class _Page:
     def add(self, fragment: str) -> None:
         self.parts.append(fragment)
 
-    def figure(self, name: str, chart: charts.Chart) -> None:
+    def figure(self, name: str, chart: charts.Chart, title: str | None = None) -> None:
         index = len(self.figures)
-        self.figures.append(_Figure(name, chart))
+        self.figures.append(_Figure(name, chart, title))
         self.parts.append(f'<div class="chart" data-chart="{index}"></div>')
 
     def note(self, text: str) -> None:
@@ -148,7 +160,10 @@ def _own_system(accel: str, frames: dict[str, pl.DataFrame]) -> System | None:
         row = frames["accelerators"].filter(pl.col("accelerator") == accel)
         if row.height:
             peak, bandwidth = row.select("peak_tflops", "dram_bandwidth_gbps").row(0)
-            return System(accel, peak, bandwidth, source="store accelerators table")
+            # units all rated in items (Gaussians, samples): no FLOP peak, no roofline
+            return (
+                System(accel, peak, bandwidth, source="store accelerators table") if peak else None
+            )
     if "roofline" in frames:
         row = frames["roofline"].filter(pl.col("system") == accel)
         if row.height:
@@ -227,13 +242,6 @@ def _warning_list(items: list[str]) -> str:
     return '<ul class="warnings">' + "".join(f"<li>{_e(i)}</li>" for i in items) + "</ul>"
 
 
-def _retitled(chart: charts.Chart, text: str) -> charts.Chart:
-    # Every chart of a report names its pipeline and accelerator; a subtitle stays.
-    title = chart.title
-    subtitle = getattr(title, "subtitle", alt.Undefined)
-    return chart.properties(title=alt.Title(text, subtitle=subtitle))
-
-
 def _workload(graph: str, frames: dict[str, pl.DataFrame], summary: pl.DataFrame) -> str:
     """One sentence: what one frame of `graph` is, from its ops and summary rows."""
     ops = frames["ops"].filter(pl.col("graph") == graph)
@@ -296,10 +304,11 @@ def _pair_section(
         unique = list({s.name: s for s in systems}.values())
         chart = charts.roofline_chart(roofline(costs, unique))
         names = " and ".join(s.name for s in unique)
-        page.figure(f"roofline--{stem}", _retitled(chart, f"Roofline of {graph} on {names}"))
+        # Every chart of a report names its pipeline and accelerator.
+        page.figure(f"roofline--{stem}", chart, f"Roofline of {graph} on {names}")
     if schedule.height:
         chart = charts.breakdown_chart(schedule)
-        page.figure(f"breakdown--{stem}", _retitled(chart, f"Breakdown of {graph} on {accel}"))
+        page.figure(f"breakdown--{stem}", chart, f"Breakdown of {graph} on {accel}")
     page.add("</section>")
 
 
@@ -371,12 +380,39 @@ def _document(page: _Page, specs: list[dict[str, object]]) -> str:
 
 @cache
 def _bundle() -> str:
-    """Vega, Vega-Lite and vega-embed as one script, from vl-convert (no network)."""
+    """Vega, Vega-Lite and vega-embed as one script, from vl-convert (no network).
+
+    Bundling takes seconds, so the script is kept in `bundle_cache` (keyed by the
+    vl-convert and Vega-Lite versions, which fix its content) for later runs.
+    """
+    cached = bundle_cache()
+    try:
+        return cached.read_text(encoding="utf-8")
+    except OSError:
+        pass
     # The stub marks the optional snippet argument as required.
     code = vlc.javascript_bundle(vl_version=charts.VL_VERSION)  # type: ignore[call-arg]
     # An end tag inside the code would end the script element; "<\/" means "</" in JS
     # strings and regular expressions alike.
-    return re.sub(r"</(script)", r"<\\/\1", code, flags=re.IGNORECASE)
+    code = re.sub(r"</(script)", r"<\\/\1", code, flags=re.IGNORECASE)
+    try:
+        with atomic_path(cached) as tmp:
+            tmp.write_text(code, encoding="utf-8")
+    except OSError:
+        pass  # an unwritable cache only costs the next run the bundling time
+    return code
+
+
+def bundle_cache() -> Path:
+    """Where the report's script bundle is cached: ``$XDG_CACHE_HOME/nerframe`` (by
+    default ``~/.cache/nerframe``), one file per vl-convert and Vega-Lite version.
+
+    >>> bundle_cache().name.startswith("vega-bundle-")
+    True
+    """
+    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "nerframe"
+    versions = f"{metadata.version('vl-convert-python')}-vl{charts.VL_VERSION}"
+    return root / f"vega-bundle-{versions}.js"
 
 
 _STYLE = """
@@ -412,6 +448,30 @@ _RENDER = """
   });
 })();
 """.strip()
+
+
+def _validation_section(page: _Page) -> None:
+    """Published figures against the built-in model (`nerframe.validate`)."""
+    from nerframe.validation import summary, validate
+
+    table = validate()
+    columns = ("id", "tag", "metric", "value", "unit", "predicted", "error", "source")
+    head = "".join(f"<th>{_e(c)}</th>" for c in columns)
+    body = "".join(
+        "<tr>"
+        + "".join(
+            f'<td class="num">{_num(row[c], 3)}</td>'
+            if c in ("value", "predicted", "error")
+            else f'<td class="text">{_e(row[c])}</td>'
+            for c in columns
+        )
+        + "</tr>"
+        for row in table.iter_rows(named=True)
+    )
+    page.add('<section id="validation"><h2>Validation against published figures</h2>')
+    page.add(f"<p>{_e(summary(table))}</p>")
+    page.add(f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
+    page.add("</section>")
 
 
 def _conventions(run: dict) -> str:
@@ -483,6 +543,7 @@ def build_report(store: str | Path, output: str | Path | None = None, images: bo
     graphs = summary["graph"].unique().sort().to_list()
     page.add(
         '<nav><ul><li><a href="#overview">overview</a></li>'
+        '<li><a href="#validation">validation</a></li>'
         + "".join(f'<li><a href="#{_e(_slug(g))}">{_e(g)}</a></li>' for g in graphs)
         + "</ul></nav>"
     )
@@ -505,6 +566,7 @@ def build_report(store: str | Path, output: str | Path | None = None, images: bo
         page.add("<h3>Accelerator load warnings</h3>")
         page.add(_warning_list([f"{a}: {w}" for a, ws in load.items() for w in ws]))
     page.add("</section>")
+    _validation_section(page)
     if "measured" in frames:
         _measured_section(page, frames["measured"])
     for graph in graphs:
@@ -524,9 +586,7 @@ def build_report(store: str | Path, output: str | Path | None = None, images: bo
     if len(set(names)) != len(names):
         raise NerframeError(f"{store}: pipeline or accelerator names collide in chart file names")
     target = Path(output) if output is not None else store / "report.html"
-    # Converting a chart to its spec validates it, which costs more than rendering;
-    # the chart functions' tests validate every kind of spec they build.
-    specs = [figure.chart.to_dict(validate=False) for figure in page.figures]
+    specs = [figure.spec() for figure in page.figures]
     if images:
         _export(target.parent / "charts", names, specs)
     if output is None:

@@ -14,7 +14,7 @@ time is the larger of the two (``compute`` on a tie), and it can attain
 ...     {"graph": ["g"], "op_id": [0], "op_type": ["MLP"], "category": ["COMPUTATION"],
 ...      "backward": [False], "flops": [3.14e12], "bytes_total": [1.935e9], "intensity": [1622.8]},
 ... )
->>> row = roofline(costs, ["A100"]).row(0, named=True)
+>>> row = roofline(costs, [System("X", 314.0, 1935.0)]).row(0, named=True)
 >>> row["time_s"], row["bound"], round(row["ridge"], 1)
 (0.01, 'compute', 162.3)
 """
@@ -28,10 +28,11 @@ from typing import Protocol
 
 import polars as pl
 
-from nerframe import schemas
+from nerframe import ppa, schemas
 from nerframe.costing import costs as compute_costs
 from nerframe.errors import NerframeError
 from nerframe.graphs import Graph
+from nerframe.hardware import accelerator
 
 
 @dataclass(frozen=True)
@@ -68,29 +69,29 @@ class System:
     @property
     def ridge(self) -> float:
         """Arithmetic intensity (FLOP/byte) where the compute and memory roofs meet."""
-        return self.peak_tflops * 1e12 / (self.bandwidth_gbps * 1e9)
+        return ppa.ridge(self.peak_tflops, self.bandwidth_gbps)
 
 
-PRESETS: dict[str, System] = {
-    "A100": System(
-        "A100",
-        314.0,
-        1935.0,
-        source=(
-            "the reference framework's A100 roofline figures; NVIDIA's A100 datasheet lists "
-            "312 TFLOPS dense FP16 Tensor Core and 1,935 GB/s HBM2e (A100 80GB PCIe)"
-        ),
-    ),
-    "H100": System(
-        "H100",
-        989.0,
-        3350.0,
-        source=(
-            "NVIDIA H100 datasheet, H100 SXM: 989 TFLOPS dense FP16/BF16 Tensor Core "
-            "(1,979 with sparsity) and 3.35 TB/s HBM3"
-        ),
-    ),
-}
+def gpu_roofline(name: str, module: str = "tensor_cores") -> System:
+    """The roofline of one module of a built-in GPU: its peak and the GPU's DRAM bandwidth.
+
+    The GPU files are the one place their figures are stated; the presets read them.
+
+    >>> round(gpu_roofline("h100").peak_tflops, 1)
+    989.4
+    """
+    gpu = accelerator(name)
+    unit = gpu.modules[gpu.module_index(module)]
+    peak = ppa.peak_tflops(unit.throughput_ops_per_cycle * unit.count, gpu.frequency_mhz)
+    return System(
+        gpu.name.upper(),
+        peak,
+        gpu.dram_bandwidth_gbps,
+        source=f"{module} of the built-in GPU '{gpu.name}': " + "; ".join(gpu.sources[:2]),
+    )
+
+
+PRESETS: dict[str, System] = {"A100": gpu_roofline("a100"), "H100": gpu_roofline("h100")}
 """Built-in roofline systems, by name."""
 
 
@@ -112,7 +113,7 @@ def system(name_or_accelerator: str | System | _AcceleratorLike) -> System:
     ``dram_bandwidth_gbps``).
 
     >>> system("h100").ridge
-    295.2238805970149
+    295.3521671641791
     """
     if isinstance(name_or_accelerator, System):
         return name_or_accelerator
@@ -126,9 +127,6 @@ def system(name_or_accelerator: str | System | _AcceleratorLike) -> System:
     for preset, found in PRESETS.items():
         if preset.lower() == name_or_accelerator.lower():
             return found
-    # Imported here: the accelerator loader is optional for preset-only use.
-    from nerframe.hardware import accelerator
-
     try:
         return _from_accelerator(accelerator(name_or_accelerator))
     except NerframeError as e:
@@ -145,6 +143,11 @@ def _from_accelerator(accel: _AcceleratorLike) -> System:
         raise NerframeError(
             f"not a roofline system or accelerator: {accel!r} ({e.name} missing)"
         ) from None
+    if peak == 0:
+        raise NerframeError(
+            f"accelerator {name!r} has no module rated in FLOPs (its units count samples, "
+            "Gaussians…), so it has no FLOP roofline"
+        )
     return System(
         name,
         peak,
@@ -207,12 +210,14 @@ def roofline(
             # No bytes, no memory roof: nerframe.costs gives such ops intensity 0, but
             # they are limited by compute alone.
             attainable_flops_per_s=pl.when(pl.col("bytes_total") > 0)
-            .then(pl.min_horizontal(peak, pl.col("intensity") * bandwidth))
+            .then(
+                ppa.attainable(pl.col("peak_tflops"), pl.col("bandwidth_gbps"), pl.col("intensity"))
+            )
             .otherwise(peak),
             bound=pl.when(pl.col("t_compute_s") >= pl.col("t_memory_s"))
             .then(pl.lit("compute"))
             .otherwise(pl.lit("memory")),
-            ridge=peak / bandwidth,
+            ridge=ppa.ridge(pl.col("peak_tflops"), pl.col("bandwidth_gbps")),
         )
         .select(pl.col(name).cast(dtype) for name, dtype in schemas.ROOFLINE.items())
     )

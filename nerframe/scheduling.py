@@ -32,13 +32,16 @@ from typing import NamedTuple
 import numpy as np
 import polars as pl
 
+from nerframe import ppa
+from nerframe.accelerator_model import Accelerator
 from nerframe.builtin_pipelines import pipeline
 from nerframe.costing import costs
 from nerframe.errors import InvalidInputError, NerframeError
 from nerframe.graphs import Graph, phases
-from nerframe.hardware import Accelerator, accelerator, map_operators
+from nerframe.hardware import accelerator
 from nerframe.kernels.dag import Dag, dag
 from nerframe.kernels.schedule import ConfigArrays, OpArrays, ScheduleResult, schedule_configs
+from nerframe.mapping import map_operators, work
 from nerframe.schemas import MODULE_BUSY, SCHEDULE, SUMMARY
 
 PARALLELISM = ("split", "instance")
@@ -68,6 +71,14 @@ class Configurations:
 
     Module arrays have shape (C, M) in the accelerator's module order; the
     others shape (C,). `Configurations.of(accel)` is the accelerator itself (C = 1).
+    ``module_power_reference_mhz`` is NaN for a module whose power does not
+    depend on the clock, else the clock its ``power_uw`` was measured at.
+
+    >>> import nerframe
+    >>> c = Configurations.of(nerframe.accelerator("icarus"))
+    >>> c.frequency_mhz[0] = 200.0  # half the clock the ICARUS power was measured at
+    >>> c.module_power_uw[0, 1], c.power_uw[0, 1]
+    (np.float64(282828.0), np.float64(141414.0))
     """
 
     module_count: np.ndarray
@@ -78,6 +89,10 @@ class Configurations:
     frequency_mhz: np.ndarray
     dram_bandwidth_gbps: np.ndarray
     dram_pj_per_byte: np.ndarray
+    module_power_reference_mhz: np.ndarray
+    module_efficiency: np.ndarray
+    memory_efficiency: np.ndarray
+    module_counts_flops: np.ndarray
 
     @classmethod
     def of(cls, accel: Accelerator) -> Configurations:
@@ -91,6 +106,7 @@ class Configurations:
                         f"{accel.name}: module {m.name}: {field} {value} is out of range",
                         field,
                     )
+        reference = [m.power_reference_mhz for m in modules]
         return cls(
             module_count=np.array([[m.count for m in modules]], np.int64),
             module_throughput=np.array([[m.throughput_ops_per_cycle for m in modules]]),
@@ -100,12 +116,38 @@ class Configurations:
             frequency_mhz=np.array([accel.frequency_mhz]),
             dram_bandwidth_gbps=np.array([accel.dram_bandwidth_gbps]),
             dram_pj_per_byte=np.array([accel.dram_pj_per_byte]),
+            module_power_reference_mhz=np.array([[np.nan if r is None else r for r in reference]]),
+            module_efficiency=np.array([[m.efficiency for m in modules]]),
+            memory_efficiency=np.array([accel.memory_efficiency]),
+            module_counts_flops=np.array([[m.unit == "flop" for m in modules]]),
         )
 
     @property
     def bytes_per_cycle(self) -> np.ndarray:
-        """DRAM bytes deliverable per clock cycle, per configuration."""
-        return self.dram_bandwidth_gbps * 1e9 / (self.frequency_mhz * 1e6)
+        """Peak DRAM bytes deliverable per clock cycle, per configuration."""
+        return ppa.bytes_per_cycle(self.dram_bandwidth_gbps, self.frequency_mhz)
+
+    @property
+    def peak_tflops(self) -> np.ndarray:
+        """Peak FLOP rate of the modules rated in FLOPs, per configuration."""
+        per_cycle = self.module_throughput * self.module_count * self.module_counts_flops
+        return ppa.peak_tflops(per_cycle.sum(axis=1), self.frequency_mhz)
+
+    @property
+    def power_uw(self) -> np.ndarray:
+        """Module power at each configuration's clock: dynamic power scales with it."""
+        scale = self.frequency_mhz[:, None] / self.module_power_reference_mhz
+        return self.module_power_uw * np.where(np.isnan(scale), 1.0, scale)
+
+    @property
+    def throughput(self) -> np.ndarray:
+        """Module throughput that real work reaches: the peak times the module's efficiency."""
+        return self.module_throughput * self.module_efficiency
+
+    @property
+    def bandwidth_gbps(self) -> np.ndarray:
+        """DRAM bandwidth that real work reaches: the peak times the memory efficiency."""
+        return self.dram_bandwidth_gbps * self.memory_efficiency
 
 
 class _Part(NamedTuple):
@@ -135,21 +177,31 @@ class FrameRun:
 @dataclass(frozen=True)
 class Mapped:
     """A graph mapped onto an accelerator's modules and split into its phases,
-    ready for the kernel."""
+    ready for the kernel.
+
+    ``work`` is each op's work in the unit of its module (FLOPs, samples,
+    Gaussians…); ``dram_bytes`` its DRAM traffic: its bytes, or none on a module
+    that keeps its data on chip.
+    """
 
     costs: pl.DataFrame
     module: np.ndarray
     parts: tuple[_Part | None, _Part | None, _Part | None]
     module_names: tuple[str, ...]
+    work: np.ndarray
+    dram_bytes: np.ndarray
 
     @classmethod
     def of(cls, graph: Graph, accel: Accelerator) -> Mapped:
-        """Costs, module of every op, and each phase's ops, data-edge CSR and
-        topological order. Raises `nerframe.UnmappedError` when an op has no
-        module, `NerframeError` for a frame-scoped op between batch-scoped ones.
+        """Costs, module and work of every op, and each phase's ops, data-edge CSR
+        and topological order. Raises `nerframe.UnmappedError` when an op has no
+        module (or its module's unit cannot count the op's work), `NerframeError`
+        for a frame-scoped op between batch-scoped ones.
         """
         table = costs(graph.ops)
         module = map_operators(table["op_type"], table["backward"], accel)
+        on_chip = np.array([m.on_chip for m in accel.modules], dtype=bool)[module]
+        dram_bytes = np.where(on_chip, 0.0, table["bytes_total"].to_numpy())
         phase = phases(graph)
         src, dst = graph.data_edges()
         parts: list[_Part | None] = []
@@ -164,23 +216,28 @@ class Mapped:
             s, d = position[src[inside]], position[dst[inside]]
             parts.append(_Part(ops, dag(ops.size, s, d)))
         names = tuple(m.name for m in accel.modules)
-        return cls(table, module, (parts[0], parts[1], parts[2]), names)
+        return cls(
+            table,
+            module,
+            (parts[0], parts[1], parts[2]),
+            names,
+            work(table, module, accel),
+            dram_bytes,
+        )
 
     def run(self, configs: Configurations, parallelism: str, keep_ops: bool) -> FrameRun:
         """List-schedule each phase (one batch of the batch phase) on every configuration."""
         if parallelism not in PARALLELISM:
             raise NerframeError(f"unknown parallelism {parallelism!r}; choose split or instance")
-        flops = self.costs["flops"].to_numpy()
-        nbytes = self.costs["bytes_total"].to_numpy()
         count = configs.module_count
         config_arrays = ConfigArrays(
             count=count,
             instances=count if parallelism == "split" else np.ones_like(count),
-            throughput=configs.module_throughput,
+            throughput=configs.throughput,
             latency=configs.module_latency,
-            power_uw=configs.module_power_uw,
+            power_uw=configs.power_uw,
             frequency_mhz=configs.frequency_mhz,
-            dram_bandwidth_gbps=configs.dram_bandwidth_gbps,
+            dram_bandwidth_gbps=configs.bandwidth_gbps,
             dram_pj_per_byte=configs.dram_pj_per_byte,
         )
         results = [
@@ -188,13 +245,15 @@ class Mapped:
             if part is None
             else self._schedule(
                 part,
-                OpArrays(self.module[part.ops], flops[part.ops], nbytes[part.ops]),
+                OpArrays(self.module[part.ops], self.work[part.ops], self.dram_bytes[part.ops]),
                 config_arrays,
                 keep_ops,
             )
             for part in self.parts
         ]
-        moved = [0.0 if part is None else float(nbytes[part.ops].sum()) for part in self.parts]
+        moved = [
+            0.0 if part is None else float(self.dram_bytes[part.ops].sum()) for part in self.parts
+        ]
         return FrameRun(results[0], results[1], results[2], (moved[0], moved[1], moved[2]))
 
     def _schedule(
@@ -293,6 +352,12 @@ def frame_figures(
     }
 
 
+def overlaps(accel: Accelerator, pipelined: bool) -> bool:
+    """Whether batches overlap on `accel`: as asked, except on a GPU, which runs one
+    kernel at a time."""
+    return pipelined and accel.kind != "gpu"
+
+
 def schedule(
     graph: Graph | str,
     accel: Accelerator | str,
@@ -308,7 +373,9 @@ def schedule(
     ops after the last batch; ``energy_j`` is one run of the op (per batch for
     batch ops, per frame for frame ops). Raises `NerframeError` when an op cannot
     be mapped to a module. `graph` may be a built-in pipeline's name and `accel`
-    a built-in accelerator's name or an accelerator file.
+    a built-in accelerator's name or an accelerator file. A GPU (``kind`` ``gpu``)
+    runs one kernel at a time, so its batches never overlap: ``pipelined`` is False
+    there whatever is asked.
 
     >>> schedule("neurex", "neurex")
     Schedule(graph='neurex', accelerator='neurex', ops=5, fps=...)
@@ -316,6 +383,7 @@ def schedule(
     if isinstance(graph, str):
         graph = pipeline(graph)
     accel = accelerator(accel) if isinstance(accel, str) else accel
+    pipelined = overlaps(accel, pipelined)
     mapped = Mapped.of(graph, accel)
     configs = Configurations.of(accel)
     run = mapped.run(configs, parallelism, keep_ops=True)

@@ -8,7 +8,7 @@ shipped as package data) and returns a polars DataFrame.
 
 >>> sorted(named_queries())  # doctest: +NORMALIZE_WHITESPACE
 ['best_under_budget', 'bottlenecks', 'breakdown', 'matrix', 'pareto', 'roofline',
- 'sensitivity', 'top_ops']
+ 'sensitivity', 'speedup', 'top_ops']
 """
 
 from __future__ import annotations

@@ -47,10 +47,11 @@ import numpy as np
 import polars as pl
 import yaml
 
+from nerframe.accelerator_model import Accelerator
 from nerframe.builtin_pipelines import MODELS, PIPELINES, pipeline
 from nerframe.errors import InvalidInputError, did_you_mean
 from nerframe.graphs import Graph, expand, graph, read_graph
-from nerframe.hardware import Accelerator, accelerator
+from nerframe.hardware import accelerator
 from nerframe.taxonomy import op_types
 
 # name -> (Configurations field, integer-valued, zero allowed)

@@ -31,12 +31,12 @@ from typing import Any, NamedTuple
 import numpy as np
 import polars as pl
 
+from nerframe.accelerator_model import Accelerator
 from nerframe.errors import NerframeError
 from nerframe.graphs import Graph
-from nerframe.hardware import Accelerator
 from nerframe.kernels.sweep import within
 from nerframe.progress import Progress
-from nerframe.scheduling import Configurations, Mapped, frame_figures
+from nerframe.scheduling import Configurations, Mapped, frame_figures, overlaps
 from nerframe.sweep_specs import (
     ACCELERATOR_FIELDS,
     SweepSpec,
@@ -109,13 +109,12 @@ class Evaluator:
         }
         configs = self._configurations(axes, index.size)
         run = mapped.run(configs, spec.parallelism, keep_ops=False)
-        figures = frame_figures(run, configs, g.batches, spec.pipelined)
+        figures = frame_figures(run, configs, g.batches, overlaps(spec.hardware, spec.pipelined))
         bottleneck_index = figures.pop("bottleneck")
         count = configs.module_count.astype(np.float64)
         area = np.einsum("cm,cm->c", configs.module_area_um2, count)
-        peak = np.einsum("cm,cm->c", configs.module_throughput, count)
         figures["area_mm2"] = (area + spec.hardware.sram_area_um2) / 1e6
-        figures["peak_tflops"] = peak * configs.frequency_mhz * 1e6 / 1e12
+        figures["peak_tflops"] = configs.peak_tflops
         at = self._graphs.to_list().index(g.name)
         columns: dict[str, Any] = {
             "graph": self._graphs.gather(np.full(index.size, at)),

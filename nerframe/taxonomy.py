@@ -93,6 +93,89 @@ _FRAME_SCOPED = frozenset(
     }
 )
 
+_SAMPLES = "sample=B*N pixel=B ray=B"
+_LOOKUPS = "sample=B*N lookup=B*N*num_levels*2^input_dim"
+
+# (op_type, module types it prefers (best first), work items per unit)
+_ON_HARDWARE: tuple[tuple[str, str, str], ...] = (
+    ("UniformSampler", "SAMPLING VOLUME_RENDERING", _SAMPLES),
+    ("PDFSampler", "SAMPLING VOLUME_RENDERING", _SAMPLES),
+    ("FrustumCulling", "FRUSTUM_CULLING SAMPLING", "gaussian=G"),
+    ("Projection", "PROJECTION SAMPLING", "gaussian=G"),
+    ("AABBIntersection", "INTERSECTION SAMPLING", "gaussian=G"),
+    ("OBBIntersection", "INTERSECTION SAMPLING", "gaussian=G"),
+    ("FrustumCullingProjection", "FRUSTUM_CULLING PROJECTION SAMPLING", "gaussian=G"),
+    ("HashEncoding", "HASH_ENCODE ENCODING", _LOOKUPS),
+    ("IndexGeneration", "INDEX_GENERATION HASH_ENCODE ENCODING", _LOOKUPS),
+    ("HashLookup", "HASH_LOOKUP HASH_ENCODE ENCODING", _LOOKUPS),
+    ("Interpolation", "INTERPOLATION HASH_ENCODE ENCODING", _LOOKUPS),
+    ("PointArrange", "POINT_ARRANGE ENCODING", "sample=B*N"),
+    ("RFFEncoding", "POSITIONAL_ENCODE ENCODING", "sample=B*N"),
+    ("MLP", "MLP FIELD_COMPUTATION", "sample=B*N"),
+    # one SH evaluation per row item: a Gaussian when scoped per frame (B = Gaussians,
+    # N = 1), a pixel-sample in the spec's per-batch form (where G = B*N anyway)
+    (
+        "SphericalHarmonics",
+        "SPHERICAL_HARMONICS FEATURECOMPUTE FIELD_COMPUTATION",
+        "sample=B*N gaussian=B*N",
+    ),
+    ("RGBRenderer", "VOLUME_RENDERING BLENDING", _SAMPLES),
+    ("DensityRenderer", "VOLUME_RENDERING BLENDING", _SAMPLES),
+    ("Sorting", "SORTING VOLUME_RENDERING", "sample=B*N pixel=B"),
+    ("GaussianAlphaBlend", "VOLUME_RENDERING BLENDING", "sample=B*N pixel=B"),
+    ("SubtileSkip", "SUBTILE_SKIP OPTIMIZATION", "gaussian=G"),
+    ("SensitivityPrediction", "SENSITIVITY_PREDICTION OPTIMIZATION", _SAMPLES),
+    ("Recovery", "RECOVERY OPTIMIZATION", _SAMPLES),
+    ("TileMerging", "TILEMERGING OPTIMIZATION", "sample=B*N pixel=B"),
+    ("FeatureCompute", "FEATURECOMPUTE OPTIMIZATION", "sample=B*N pixel=B"),
+    ("GradientCompute", "GRADIENTCOMPUTE OPTIMIZATION", "sample=B*N pixel=B"),
+    ("GradientPruning", "GRADIENTPRUNING OPTIMIZATION", "sample=B*N pixel=B"),
+    ("Rearrangement", "REARRANGEMENT OPTIMIZATION", "sample=B*N pixel=B"),
+    ("RowProcessing", "ROWPROCESSING OPTIMIZATION", "sample=B*N pixel=B"),
+    ("RowGeneration", "ROWGENERATION OPTIMIZATION", "sample=B*N pixel=B"),
+    ("DecompBinning", "DECOMPBINNING OPTIMIZATION", "sample=B*N pixel=B"),
+    ("FRM", "FRM OPTIMIZATION", _SAMPLES),
+    ("BUM", "BUM OPTIMIZATION", _SAMPLES),
+)
+
+WORK_UNITS: tuple[str, ...] = ("flop", "sample", "ray", "pixel", "gaussian", "lookup")
+"""Units a module's throughput may count: FLOPs (the cost model's), or work items.
+
+A ``sample`` is one point along a ray (B·N per row of a ray pipeline) or one
+Gaussian-pixel pair of a splatting pipeline; ``ray`` and ``pixel`` are the B rays or
+pixels of a batch; ``gaussian`` one of G Gaussians; ``lookup`` one hash-table read
+(2^input_dim corners per level per sample).
+"""
+
+PREFERENCES: dict[str, tuple[str, ...]] = {
+    op: tuple(types.split()) for op, types, _ in _ON_HARDWARE
+}
+"""Default preference table: op type -> module types, best first (mapping step 2).
+
+Module types are free-form strings compared case-insensitively. The names follow the
+original framework's files (``ENCODING``, ``FIELD_COMPUTATION``, ``VOLUME_RENDERING``,
+``SORTING``, ``TILEMERGING``, ``ROWPROCESSING``, ``FRM``, ``BUM``…); an op type's own
+upper-case name comes first where a dedicated unit is plausible, and a catalogue
+category (``SAMPLING``, ``ENCODING``, ``BLENDING``, ``OPTIMIZATION``) last, so a
+module typed by category takes that category's operators.
+"""
+
+WORK_ITEMS: dict[str, dict[str, tuple[str, ...]]] = {
+    op: {
+        unit: tuple(expression.split("*"))
+        for unit, _, expression in (word.partition("=") for word in items.split())
+    }
+    for op, _, items in _ON_HARDWARE
+}
+"""Op type -> unit -> the factors whose product counts the unit's items in one row.
+
+A factor is a parameter name, an integer, or ``2^parameter``. Every op type also
+counts ``flop`` (its cost-model FLOPs), which is not listed here.
+
+>>> WORK_ITEMS["HashEncoding"]["lookup"]
+('B', 'N', 'num_levels', '2^input_dim')
+"""
+
 
 # Op types whose four costs are multiples of B*N (the samples they touch):
 # (FLOPs, input, weight, output) elements per sample; a negative input or output

@@ -62,6 +62,7 @@ COSTS = pl.Schema({**OPS, **COST_COLUMNS})
 ACCELERATORS = pl.Schema(
     {
         "accelerator": pl.String(),
+        "kind": pl.String(),
         "description": pl.String(),
         "frequency_mhz": pl.Float64(),
         "dram_bandwidth_gbps": pl.Float64(),
@@ -71,6 +72,7 @@ ACCELERATORS = pl.Schema(
         "modules": pl.Int64(),
         "peak_tflops": pl.Float64(),
         "area_mm2": pl.Float64(),
+        "memory_efficiency": pl.Float64(),
         "source_format": pl.String(),
         "path": pl.String(),
         "warnings": pl.List(pl.String()),
@@ -84,10 +86,14 @@ MODULES = pl.Schema(
         "type": pl.String(),
         "count": pl.Int64(),
         "throughput_ops_per_cycle": pl.Float64(),
+        "unit": pl.String(),
         "latency_cycles": pl.Int64(),
         "area_um2": pl.Float64(),
         "power_uw": pl.Float64(),
+        "power_reference_mhz": pl.Float64(),
         "memory_kb": pl.Float64(),
+        "on_chip": pl.Boolean(),
+        "efficiency": pl.Float64(),
     }
 )
 

@@ -93,8 +93,9 @@ def test_roofline_chart_marks_and_encodings(frames: dict[str, pl.DataFrame]) -> 
     assert {r["system"] for r in lines} == set(systems)
     ridges = _data(spec, _unit(spec, "text"))
     a100 = next(r for r in ridges if r["system"] == "A100")
-    assert a100["label"] == "A100 ridge 162 FLOP/B"
-    assert a100["y"] == pytest.approx(314e12)
+    # 311.86944 TFLOP/s over 1935 GB/s (the a100 GPU file's tensor cores)
+    assert a100["label"] == "A100 ridge 161 FLOP/B"
+    assert a100["y"] == pytest.approx(311.86944e12)
     assert spec["resolve"]["scale"]["color"] == "independent"
 
 
@@ -229,6 +230,46 @@ def test_gantt_chart_merges_ops_beyond_max_rows() -> None:
     rows = _data(spec, _unit(spec, "rect", color="category"))
     assert sum(r["ops"] for r in rows) == n
     assert sum(r["duration_cycles"] for r in rows) == int(duration.sum())
+
+
+def test_gantt_chart_shortens_long_lane_labels() -> None:
+    long = "row_processing_element_with_a_very_long_name"  # 44 characters
+    schedule = pl.DataFrame(
+        {
+            "graph": ["g"] * 3,
+            "op_id": [0, 1, 2],
+            "op_type": ["MLP"] * 3,
+            "category": ["COMPUTATION"] * 3,
+            "backward": [False] * 3,
+            "scope": ["batch"] * 3,
+            "accelerator": ["npu"] * 3,
+            "module": [long, long, "b"],
+            "instances": [3, 1, 1],
+            "first_instance": [0, 2, 0],
+            "start_cycle": [0, 10, 0],
+            "end_cycle": [10, 20, 5],
+            "duration_cycles": [10, 10, 5],
+            "compute_cycles": [10, 10, 5],
+            "memory_cycles": [10, 10, 5],
+            "bound": ["compute"] * 3,
+            "flops": [1.0] * 3,
+            "bytes_total": [1.0] * 3,
+            "energy_j": [1.0] * 3,
+        }
+    ).cast(dict(schemas.SCHEDULE))
+    spec = _check(charts.gantt_chart(schedule))
+    bars = _unit(spec, "rect", color="category")
+    axis = bars["encoding"]["y"]["axis"]
+    # 24 characters at most: the name is cut to 20 + "…", the instance number kept.
+    cut = "row_processing_eleme\\u2026"
+    # Lanes in order of first use, then by name: b, then the three long ones.
+    assert axis["labelExpr"] == f'["b", "{cut} #0", "{cut} #1", "{cut} #2"][floor(datum.value)]'
+    assert axis["labelLimit"] == 7 * 24
+    # The tooltip names the bar's lanes in full.
+    assert {t["field"] for t in bars["encoding"]["tooltip"]} >= {"op", "lanes"}
+    lanes = {r["op"]: r["lanes"] for r in _data(spec, bars)}
+    assert lanes == {"MLP #0": f"{long} #0 to {long} #2", "MLP #1": f"{long} #2", "MLP #2": "b"}
+    assert spec["height"] == 120  # four 18-pixel lanes, at least 120 pixels
 
 
 def test_gantt_chart_draws_one_pair(frames: dict[str, pl.DataFrame]) -> None:

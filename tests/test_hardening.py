@@ -14,6 +14,7 @@ import pytest
 
 import nerframe
 from nerframe import cli
+from nerframe.report import si
 from nerframe.store import locked, write_table
 
 NEUREX = Path(nerframe.__file__).parent / "accelerators" / "neurex.json"
@@ -363,8 +364,9 @@ def test_report_page_names_pairs_states_workload_and_uses_si_fps(tmp_path: Path)
     result = nerframe.analyze(["neurex"], "neurex", output=tmp_path / "out")
     page = (result.store / "report.html").read_text()
     fps = result.summary["fps"].item()
-    assert 0.1 < fps < 1  # one neurex frame (157 batches) takes seconds
-    assert f'<td class="num">{round(fps * 1000):d}m</td>' in page
+    # the rebuilt NeuRex (index units rated in lookups per cycle) renders about 4 fps
+    assert 1 < fps < 10
+    assert f'<td class="num">{si(fps)}</td>' in page
     # 800x800 pixels in batches of 4096 rays: 157 batches; the realistic workload
     # model gives hash-grid pipelines 24 samples per ray.
     assert (

@@ -324,3 +324,27 @@ def test_report_states_the_workload_conventions(tmp_path: Path) -> None:
     page = build_report(realistic).read_text()
     assert "Workload model: <strong>realistic</strong>" in page
     assert "ops of scope <em>frame</em>" in page
+
+
+def test_script_bundle_is_cached_across_runs(
+    store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from nerframe import report
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    cached = report.bundle_cache()
+    assert cached.parent == tmp_path / "cache" / "nerframe"
+    report._bundle.cache_clear()
+    first = build_report(store, tmp_path / "a.html").read_text(encoding="utf-8")
+    bundle = cached.read_text(encoding="utf-8")
+    assert "vegaEmbed" in bundle and f"<script>{bundle}</script>" in first
+    # A later run (a new process: the in-memory cache is empty) reads the file.
+    cached.write_text("/* cached bundle */", encoding="utf-8")
+    report._bundle.cache_clear()
+    second = build_report(store, tmp_path / "b.html").read_text(encoding="utf-8")
+    assert "<script>/* cached bundle */</script>" in second
+    report._bundle.cache_clear()
+    # An unwritable cache location only costs time.
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "a.html"))
+    assert build_report(store, tmp_path / "c.html").read_text(encoding="utf-8") == first
+    report._bundle.cache_clear()

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from nerframe.errors import CycleError, InvalidInputError
 from nerframe.kernels import reference_schedule as ref
-from nerframe.kernels.dag import Dag, csr, topological_order
+from nerframe.kernels.dag import Dag, check_dag, csr, dag, topological_order
 from nerframe.kernels.schedule import ConfigArrays, OpArrays, ScheduleResult, schedule_configs
 
 PROPERTY = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -306,6 +306,26 @@ def test_csr_lists_neighbours_in_id_order() -> None:
         csr(4, [0], [4])
     with pytest.raises(ValueError, match="2 edges"):
         csr(4, [0, 1], [2])
+
+
+def test_csr_keeps_duplicate_edges_in_both_directions() -> None:
+    # 1 -> 0 twice and 2 -> 0: op 0's predecessors [1, 1, 2]; op 1's successors [0, 0].
+    pred_ptr, pred_idx, succ_ptr, succ_idx = csr(3, [1, 2, 1], [0, 0, 0])
+    assert pred_ptr.tolist() == [0, 3, 3, 3] and pred_idx.tolist() == [1, 1, 2]
+    assert succ_ptr.tolist() == [0, 0, 2, 3] and succ_idx.tolist() == [0, 0, 0]
+
+
+def test_a_built_dag_is_read_only_and_a_changed_one_is_checked_again() -> None:
+    built = dag(3, [0, 1], [1, 2])
+    assert not any(a.flags.writeable for a in built)
+    with pytest.raises(ValueError, match="read-only"):
+        built.topo[0] = 2
+    assert check_dag(built, 3) is built
+    # Same arrays but a reversed order: not the Dag that was built, so checked.
+    with pytest.raises(InvalidInputError, match="not a topological order"):
+        check_dag(built._replace(topo=built.topo[::-1].copy()), 3)
+    with pytest.raises(InvalidInputError, match=r"pred_ptr must have shape \(5,\)"):
+        check_dag(built, 4)
 
 
 def test_topological_order_takes_smallest_ready_id_first() -> None:

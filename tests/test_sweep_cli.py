@@ -141,7 +141,7 @@ def test_sweep_in_a_pipe_prints_no_progress(tmp_path: Path) -> None:
 def test_dask_local_cluster_gives_byte_identical_parts(tmp_path: Path) -> None:
     pytest.importorskip("distributed", reason="optional: the dask extra is not installed")
     spec = {
-        "graphs": ["neurex", "icarus"],
+        "graphs": ["neurex", "srender"],
         "hardware": "neurex_server",
         "workload": {"rays": [1024, 4096]},
         "grid": {"frequency_mhz": [500, 1000, 1500], "systolic_array.count": [1, 2, 4, 8]},

@@ -21,6 +21,11 @@ from nerframe.charts.theme import Chart, category_color
 from nerframe.errors import NerframeError
 
 _GANTT_MAX_HEIGHT = 900
+_LANE_PX = 18
+_LABEL_CHARS = 24
+"""Longest lane label on the axis; longer module names are shortened (the bar's
+tooltip names its lanes in full)."""
+_LABEL_PX = 7 * _LABEL_CHARS
 _GANTT_COLUMNS = (
     *("graph", "accelerator", "op_id", "op_type", "category", "backward", "module"),
     *("instances", "first_instance", "start_cycle", "end_cycle", "duration_cycles", "bound"),
@@ -47,7 +52,7 @@ def gantt_chart(schedule: pl.DataFrame) -> Chart:
     )
     total = int(lanes["lanes"].sum())
     names = [
-        module if count == 1 else f"{module} #{i}"
+        (module, None if count == 1 else i)
         for module, count in lanes.select("module", "lanes").iter_rows()
         for i in range(count)
     ]
@@ -55,6 +60,7 @@ def gantt_chart(schedule: pl.DataFrame) -> Chart:
         lane_lo=pl.col("base") + pl.col("first_instance"),
         lane_hi=pl.col("base") + pl.col("first_instance") + pl.col("instances"),
     )
+    placed = placed.with_columns(lanes=_lane_span(names))
     makespan = max(int(largest(placed["end_cycle"])), 1)
 
     def exact() -> pl.DataFrame:
@@ -66,6 +72,7 @@ def gantt_chart(schedule: pl.DataFrame) -> Chart:
             "start_cycle",
             "end_cycle",
             "duration_cycles",
+            "lanes",
             op=op_label(),
             ops=pl.lit(1, pl.UInt32),
             bound=pl.col("bound").cast(pl.String),
@@ -77,7 +84,9 @@ def gantt_chart(schedule: pl.DataFrame) -> Chart:
         def make() -> pl.DataFrame:
             bucket = pl.col("start_cycle") * buckets // makespan
             return (
-                placed.group_by("module", "category", "lane_lo", "lane_hi", bucket.alias("b"))
+                placed.group_by(
+                    "module", "category", "lane_lo", "lane_hi", "lanes", bucket.alias("b")
+                )
                 .agg(
                     merged_label().alias("op"),
                     pl.len().alias("ops"),
@@ -93,7 +102,8 @@ def gantt_chart(schedule: pl.DataFrame) -> Chart:
 
     bars = fitting("gantt_chart", [exact, *(merged(b) for b in (1000, 100, 10, 1))])
     bars = plain(bars).sort("lane_lo", "start_cycle", "op")
-    label_expr = f"{json.dumps(names)}[floor(datum.value)]"
+    labels = [_lane_label(module, i, _LABEL_CHARS) for module, i in names]
+    label_expr = f"{json.dumps(labels)}[floor(datum.value)]"
     y = alt.Y(
         "lane_lo:Q",
         scale=alt.Scale(domain=[0, total], reverse=True, nice=False, zero=True),
@@ -103,7 +113,8 @@ def gantt_chart(schedule: pl.DataFrame) -> Chart:
             tickCount=total,
             labelExpr=label_expr,
             # Lanes are labelled one by one while they are tall enough to read.
-            labelOverlap=18 * total > _GANTT_MAX_HEIGHT and "greedy",
+            labelOverlap=_LANE_PX * total > _GANTT_MAX_HEIGHT and "greedy",
+            labelLimit=_LABEL_PX,
             grid=False,
             ticks=False,
             title="module instance",
@@ -121,7 +132,7 @@ def gantt_chart(schedule: pl.DataFrame) -> Chart:
             tooltip=[
                 alt.Tooltip("op:N", title="op"),
                 alt.Tooltip("category:N", title="category"),
-                alt.Tooltip("module:N", title="module"),
+                alt.Tooltip("lanes:N", title="lanes"),
                 alt.Tooltip("start_cycle:Q", title="start cycle", format=","),
                 alt.Tooltip("end_cycle:Q", title="end cycle", format=","),
                 alt.Tooltip("duration_cycles:Q", title="busy cycles", format=","),
@@ -139,6 +150,33 @@ def gantt_chart(schedule: pl.DataFrame) -> Chart:
     )
     return alt.layer(gantt, separators).properties(
         width=640,
-        height=min(max(18 * total, 120), _GANTT_MAX_HEIGHT),
+        height=min(max(_LANE_PX * total, 120), _GANTT_MAX_HEIGHT),
         title=alt.Title(f"Schedule of {graph} on {accel}", subtitle=f"{makespan:,} cycles"),
+    )
+
+
+def _lane_label(module: str, instance: int | None, limit: int | None = None) -> str:
+    """A lane's name, ``module #i`` for one of several instances; given a `limit` of
+    characters, a longer module name is cut with an ellipsis, the instance kept.
+
+    >>> _lane_label("row_processing_element", 3, 14)
+    'row_proces… #3'
+    >>> _lane_label("sampler", None, 14)
+    'sampler'
+    """
+    suffix = "" if instance is None else f" #{instance}"
+    if limit is not None and len(module) + len(suffix) > limit:
+        module = module[: limit - len(suffix) - 1] + "…"
+    return module + suffix
+
+
+def _lane_span(names: list[tuple[str, int | None]]) -> pl.Expr:
+    """The full names of the lanes ``lane_lo`` to ``lane_hi - 1`` (one module's)."""
+    full = pl.Series([_lane_label(m, i) for m, i in names], dtype=pl.String)
+    lo = pl.col("lane_lo").cast(pl.Int64)
+    last = pl.col("lane_hi").cast(pl.Int64) - 1
+    first_name = pl.lit(full).gather(lo)
+    last_name = pl.lit(full).gather(last)
+    return (
+        pl.when(lo == last).then(first_name).otherwise(pl.format("{} to {}", first_name, last_name))
     )

@@ -7,7 +7,7 @@ from collections.abc import Callable
 import altair as alt
 import polars as pl
 
-from nerframe import schemas
+from nerframe import ppa, schemas
 from nerframe.charts.tables import (
     MAX_ROWS,
     direction,
@@ -82,9 +82,8 @@ def roofline_chart(roofline: pl.DataFrame) -> Chart:
                     pl.col("bound").cast(pl.String).unique().sort().str.join("/"),
                 )
                 .with_columns(
-                    attainable=pl.min_horizontal(
-                        pl.col("peak_tflops") * 1e12,
-                        pl.col("intensity") * pl.col("bandwidth_gbps") * 1e9,
+                    attainable=ppa.attainable(
+                        pl.col("peak_tflops"), pl.col("bandwidth_gbps"), pl.col("intensity")
                     )
                 )
                 .drop("b", "op_type", "peak_tflops", "bandwidth_gbps")
@@ -184,12 +183,12 @@ def roofline_chart(roofline: pl.DataFrame) -> Chart:
     subtitle = f"{hidden} op row(s) with zero FLOPs or bytes not shown" if hidden else ""
     graphs = roofline["graph"].unique().sort().to_list()
     title = f"Roofline of {graphs[0]}" if len(graphs) == 1 else "Roofline"
-    return (
-        alt.layer(alt.layer(roof_layer, ridge_points, ridge_labels), op_points)
-        .resolve_scale(color="independent")
-        .properties(
-            width=560,
-            height=360,
-            title=alt.Title(title, subtitle=subtitle) if subtitle else title,
-        )
+    # One constructor call: each later method call would deep-copy the layers.
+    return alt.layer(
+        alt.layer(roof_layer, ridge_points, ridge_labels),
+        op_points,
+        resolve=alt.Resolve(scale=alt.ScaleResolveMap(color="independent")),
+        width=560,
+        height=360,
+        title=alt.Title(title, subtitle=subtitle) if subtitle else title,
     )

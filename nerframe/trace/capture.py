@@ -170,7 +170,7 @@ class _Recorder:
     def mode(self) -> Any:
         recorder = self
 
-        class Provenance(self.torch.overrides.TorchFunctionMode):  # type: ignore[misc,name-defined]
+        class Provenance(self.torch.overrides.TorchFunctionMode):  # type: ignore[name-defined]
             def __torch_function__(
                 self, func: Any, types: Any, args: Any = (), kwargs: Any = None
             ) -> Any:

@@ -1,0 +1,164 @@
+"""Operator mapping: which module runs each op row, and how much work that is.
+
+A row maps by the rules of ``spec/hardware.md``: (1) the accelerator's
+``operator_mapping``, (2) the catalogue's preference table
+(`nerframe.taxonomy.PREFERENCES`), (3) a ``HOST`` module. Its work is then counted
+in the unit of that module (`nerframe.taxonomy.WORK_ITEMS`): FLOPs for FLOP-rated
+units, samples, Gaussians, pixels… for units their papers rate per item.
+
+>>> import nerframe
+>>> from nerframe.mapping import map_operators
+>>> neurex = nerframe.accelerator("neurex")
+>>> rows = map_operators(["HashEncoding", "MLP"], [False, False], neurex)
+>>> [neurex.modules[i].name for i in rows]
+['index_generation_unit', 'systolic_array_32x32']
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import numpy as np
+import polars as pl
+
+from nerframe.accelerator_model import Accelerator, list_modules
+from nerframe.errors import NerframeError, UnmappedError
+from nerframe.taxonomy import OP_TYPES, PREFERENCES, WORK_ITEMS
+
+HOST = "HOST"
+"""Module type that takes any operator no other rule maps."""
+
+_BACKWARD = " (B)"
+_OP_KEY = re.compile(r"^(?P<op>.+?)(?P<bwd> \(B\))?$")
+
+
+def op_key(key: str) -> tuple[str, bool] | None:
+    """``(op_type, backward)`` of an operator_mapping key, None if it names no op type.
+
+    >>> op_key("GaussianAlphaBlend (B)")
+    ('GaussianAlphaBlend', True)
+    """
+    match = _OP_KEY.match(key)
+    if match is None or match["op"] not in OP_TYPES:
+        return None
+    return match["op"], match["bwd"] is not None
+
+
+def map_operators(
+    op_types: Sequence[str] | pl.Series, backward: Sequence[bool] | pl.Series, accel: Accelerator
+) -> np.ndarray:
+    """Module index (int64) of each row, by the rules of ``spec/hardware.md``.
+
+    Per row: (1) ``operator_mapping["<op_type> (B)"]`` for a backward row, else
+    ``operator_mapping[op_type]``; (2) the preference table `PREFERENCES`: for each
+    preferred type in order, the accelerator's ``type_mapping`` entry for it, else its
+    first module of that type; (3) its first ``HOST`` module. Rows left over raise a
+    `NerframeError` naming every unmapped op type and the accelerator's modules.
+
+    >>> import nerframe
+    >>> gbu = nerframe.accelerator("gbu")
+    >>> rows = map_operators(["GaussianAlphaBlend"] * 2, [False, True], gbu)
+    >>> [gbu.modules[i].name for i in rows]
+    ['row_processing_element', 'gradient_accumulator']
+    """
+    if len(op_types) != len(backward):
+        raise NerframeError(
+            f"map_operators: {len(op_types)} op types but {len(backward)} backward flags"
+        )
+    if len(op_types) == 0:
+        return np.empty(0, dtype=np.int64)
+    rows = pl.DataFrame(
+        [
+            pl.Series("op_type", op_types).cast(pl.String),
+            pl.Series("backward", backward).cast(pl.Boolean),
+        ]
+    )
+    if rows.null_count().sum_horizontal().item():
+        raise NerframeError("map_operators: op types and backward flags must not be null")
+    keys = rows.unique(maintain_order=True)
+    pairs = list(keys.iter_rows())
+    found = [_resolve(t, b, accel) for t, b in pairs]
+    # a backward row only adds a "(B)" key to the rules, so naming the op type suffices
+    unmapped = list(dict.fromkeys(t for (t, _), i in zip(pairs, found, strict=True) if i is None))
+    if unmapped:
+        raise UnmappedError(_unmapped_message(unmapped, accel), unmapped, accel.name)
+    lookup = keys.with_columns(pl.Series("module", found, dtype=pl.Int64))
+    mapped = rows.join(lookup, on=["op_type", "backward"], how="left", maintain_order="left")
+    return mapped["module"].to_numpy()
+
+
+def work(costs: pl.DataFrame, module: np.ndarray, accel: Accelerator) -> np.ndarray:
+    """Work of each row (float64) in the unit of the module it maps to.
+
+    `costs` is a costs table (its ``flops`` column is the work of FLOP-rated
+    modules); `module` the rows' module indices (`map_operators`). A row mapped to a
+    module whose unit its op type does not count raises `nerframe.UnmappedError` naming both.
+
+    >>> import nerframe
+    >>> g = nerframe.pipeline("icarus", rays=2, samples=3)
+    >>> c = nerframe.costs(g.ops)
+    >>> icarus = nerframe.accelerator("icarus")
+    >>> work(c, map_operators(c["op_type"], c["backward"], icarus), icarus).tolist()[:2]
+    [6.0, 6.0]
+    """
+    units = np.array([m.unit for m in accel.modules])[module]
+    result = costs["flops"].to_numpy().astype(np.float64, copy=True)
+    op_types = costs["op_type"].to_numpy()
+    for op_type, unit in sorted(set(zip(op_types.tolist(), units.tolist(), strict=True))):
+        if unit == "flop":
+            continue
+        factors = WORK_ITEMS[op_type].get(unit)
+        rows = (op_types == op_type) & (units == unit)
+        if factors is None:
+            names = sorted({accel.modules[i].name for i in module[rows]})
+            counted = ", ".join(["flop", *WORK_ITEMS[op_type]])
+            raise UnmappedError(
+                f"accelerator '{accel.name}': op type {op_type} maps to module "
+                f"{', '.join(names)} rated in {unit}s, a unit {op_type} does not count "
+                f"(it counts: {counted})",
+                [op_type],
+                accel.name,
+            )
+        result[rows] = _product(costs.filter(pl.Series(rows)), factors)
+    return result
+
+
+def _product(rows: pl.DataFrame, factors: Sequence[str]) -> np.ndarray:
+    total = np.ones(rows.height)
+    for factor in factors:
+        if factor.isdigit():
+            total *= float(factor)
+        elif factor.startswith("2^"):
+            total *= 2.0 ** rows[factor[2:]].to_numpy().astype(np.float64)
+        else:
+            total *= rows[factor].to_numpy().astype(np.float64)
+    return total
+
+
+def _resolve(op_type: str, backward: bool, accel: Accelerator) -> int | None:
+    explicit = accel.operator_mapping
+    if backward and op_type + _BACKWARD in explicit:
+        return accel.module_index(explicit[op_type + _BACKWARD])
+    if op_type in explicit:
+        return accel.module_index(explicit[op_type])
+    by_type = {k.upper(): v for k, v in accel.type_mapping.items()}
+    for wanted in PREFERENCES.get(op_type, ()):
+        if wanted in by_type:
+            return accel.module_index(by_type[wanted])
+        for i, module in enumerate(accel.modules):
+            if module.type.upper() == wanted:
+                return i
+    for i, module in enumerate(accel.modules):
+        if module.type.upper() == HOST:
+            return i
+    return None
+
+
+def _unmapped_message(unmapped: list[str], accel: Accelerator) -> str:
+    wanted = "; ".join(f"{t}: {', '.join(PREFERENCES.get(t, ())) or 'none'}" for t in unmapped)
+    return (
+        f"accelerator '{accel.name}' has no module for op types {', '.join(unmapped)} "
+        f"(no operator_mapping entry, no module of a preferred type [{wanted}], "
+        f"no {HOST} module); its modules: {list_modules(accel.modules)}"
+    )
