@@ -27,14 +27,12 @@ import polars as pl
 from numba import njit, prange
 
 from nerframe.schemas import OPS
-from nerframe.taxonomy import OP_TYPES
+from nerframe.taxonomy import OP_TYPES, op_types
 
 EXACT_LIMIT = 2.0**53
 """Largest element count the kernel represents exactly."""
 
 # Dispatch codes are catalogue positions; numba folds these globals into constants.
-UNIFORM = OP_TYPES.index("UniformSampler")
-PDF = OP_TYPES.index("PDFSampler")
 FRUSTUM = OP_TYPES.index("FrustumCulling")
 PROJECTION = OP_TYPES.index("Projection")
 AABB = OP_TYPES.index("AABBIntersection")
@@ -48,44 +46,22 @@ ARRANGE = OP_TYPES.index("PointArrange")
 RFF = OP_TYPES.index("RFFEncoding")
 MLP = OP_TYPES.index("MLP")
 SH = OP_TYPES.index("SphericalHarmonics")
-RGB = OP_TYPES.index("RGBRenderer")
-DENSITY = OP_TYPES.index("DensityRenderer")
 SORTING = OP_TYPES.index("Sorting")
-ALPHA = OP_TYPES.index("GaussianAlphaBlend")
 SUBTILE = OP_TYPES.index("SubtileSkip")
 SENSITIVITY = OP_TYPES.index("SensitivityPrediction")
 RECOVERY = OP_TYPES.index("Recovery")
-MERGING = OP_TYPES.index("TileMerging")
-FEATURE = OP_TYPES.index("FeatureCompute")
 GRADIENT = OP_TYPES.index("GradientCompute")
-PRUNING = OP_TYPES.index("GradientPruning")
 REARRANGE = OP_TYPES.index("Rearrangement")
-ROW_PROC = OP_TYPES.index("RowProcessing")
-ROW_GEN = OP_TYPES.index("RowGeneration")
-DECOMP = OP_TYPES.index("DecompBinning")
-FRM = OP_TYPES.index("FRM")
-BUM = OP_TYPES.index("BUM")
 
-# Per-BN multiples (flops, A, W, O) of the ops whose costs are all multiples of BN;
-# a negative A or O multiple means "per ray" (a multiple of B instead of BN).
+# Per-sample multiples (flops, A, W, O) of the op types whose costs are all
+# multiples of B*N, from the catalogue; a negative A or O multiple means "per
+# ray" (a multiple of B instead of BN).
 _PIXELWISE = np.zeros((len(OP_TYPES), 4), np.float64)
-for _name, _row in {
-    "UniformSampler": (1, -1, 0, 1),
-    "PDFSampler": (1, -1, 0, 1),
-    "RGBRenderer": (6, 3, 1, -3),
-    "DensityRenderer": (1, 1, 1, -1),
-    "GaussianAlphaBlend": (6, 3, 1, -3),
-    "TileMerging": (8, 2, 0, 2),
-    "FeatureCompute": (12, 4, 0, 3),
-    "GradientPruning": (4, 3, 0, 3),
-    "RowProcessing": (16, 5, 0, 5),
-    "RowGeneration": (8, 5, 0, 5),
-    "DecompBinning": (12, 5, 0, 5),
-    "FRM": (4, 3, 0, 3),
-    "BUM": (6, 3, 0, 3),
-}.items():
-    _PIXELWISE[OP_TYPES.index(_name)] = _row
+for _t in op_types().values():
+    if _t.per_element is not None:
+        _PIXELWISE[_t.code] = _t.per_element
 PIXELWISE = _PIXELWISE
+IS_PIXELWISE = np.array([t.per_element is not None for t in op_types().values()])
 
 
 @njit(inline="always")
@@ -198,21 +174,7 @@ def cost_kernel(
         a = 0.0
         w = 0.0
         o = 0.0
-        if c in (
-            UNIFORM,
-            PDF,
-            RGB,
-            DENSITY,
-            ALPHA,
-            MERGING,
-            FEATURE,
-            PRUNING,
-            ROW_PROC,
-            ROW_GEN,
-            DECOMP,
-            FRM,
-            BUM,
-        ):
+        if IS_PIXELWISE[c]:
             b = float(dim_b[i])
             bn = b * float(dim_n[i])
             k = PIXELWISE[c]

@@ -177,6 +177,26 @@ counts ``flop`` (its cost-model FLOPs), which is not listed here.
 """
 
 
+# Op types whose four costs are multiples of B*N (the samples they touch):
+# (FLOPs, input, weight, output) elements per sample; a negative input or output
+# multiple counts per ray instead (a multiple of B).
+_PER_ELEMENT: dict[str, tuple[int, int, int, int]] = {
+    "UniformSampler": (1, -1, 0, 1),
+    "PDFSampler": (1, -1, 0, 1),
+    "RGBRenderer": (6, 3, 1, -3),
+    "DensityRenderer": (1, 1, 1, -1),
+    "GaussianAlphaBlend": (6, 3, 1, -3),
+    "TileMerging": (8, 2, 0, 2),
+    "FeatureCompute": (12, 4, 0, 3),
+    "GradientPruning": (4, 3, 0, 3),
+    "RowProcessing": (16, 5, 0, 5),
+    "RowGeneration": (8, 5, 0, 5),
+    "DecompBinning": (12, 5, 0, 5),
+    "FRM": (4, 3, 0, 3),
+    "BUM": (6, 3, 0, 3),
+}
+
+
 @dataclass(frozen=True)
 class Parameter:
     """One typed column of the ops table.
@@ -239,6 +259,9 @@ class OpType:
     defaults: dict[str, object]
     stages: tuple[str, ...]
     scope: str
+    per_element: tuple[int, int, int, int] | None = None
+    """(FLOPs, input, weight, output) per sample if all costs are multiples of B*N
+    (a negative input/output multiple counts per ray), else None."""
 
     @property
     def parameters(self) -> tuple[str, ...]:
@@ -273,7 +296,14 @@ def op_types() -> dict[str, OpType]:
                 required.append(key)
         scope = "frame" if name in _FRAME_SCOPED else "batch"
         parsed[name] = OpType(
-            name, code, category, tuple(required), defaults, tuple(stages.split()), scope
+            name,
+            code,
+            category,
+            tuple(required),
+            defaults,
+            tuple(stages.split()),
+            scope,
+            _PER_ELEMENT.get(name),
         )
     return parsed
 
