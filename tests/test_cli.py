@@ -3,24 +3,13 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import polars as pl
 import pytest
+from cli_process import run_cli as run
 
 from nerframe.cli import main
-
-
-def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "nerframe.cli", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        check=False,
-    )
 
 
 def test_pipelines_table(capsys: pytest.CaptureFixture[str]) -> None:

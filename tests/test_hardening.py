@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_process import run_cli
 
 import nerframe
 from nerframe import cli
@@ -18,16 +19,6 @@ from nerframe.report import si
 from nerframe.store import locked, write_table
 
 NEUREX = Path(nerframe.__file__).parent / "accelerators" / "neurex.json"
-
-
-def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "nerframe.cli", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        check=False,
-    )
 
 
 def one_error_line(result: subprocess.CompletedProcess[str]) -> str:
