@@ -19,6 +19,12 @@ import numpy as np
 from numba import njit, prange
 
 
+@njit(cache=True, inline="always")
+def meets(value: float, low: float, high: float) -> bool:
+    """Whether `value` lies in [low, high]; NaN fails both comparisons, so never."""
+    return value >= low and value <= high
+
+
 @njit(cache=True, parallel=True)
 def within(values: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
     """Rows whose every column k lies in [low[k], high[k]]."""
@@ -26,9 +32,7 @@ def within(values: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
     ok = np.ones(rows, np.bool_)
     for r in prange(rows):
         for k in range(columns):
-            v = values[r, k]
-            # NaN fails both comparisons, so it is never within bounds.
-            if not (v >= low[k] and v <= high[k]):
+            if not meets(values[r, k], low[k], high[k]):
                 ok[r] = False
                 break
     return ok

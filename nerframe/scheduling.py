@@ -40,6 +40,7 @@ from nerframe.errors import InvalidInputError, NerframeError
 from nerframe.graphs import Graph, phases
 from nerframe.hardware import accelerator
 from nerframe.kernels.dag import Dag, dag
+from nerframe.kernels.frames import FLOAT_FIGURES, frames
 from nerframe.kernels.schedule import ConfigArrays, OpArrays, ScheduleResult, schedule_configs
 from nerframe.mapping import map_operators, work
 from nerframe.schemas import MODULE_BUSY, SCHEDULE, SUMMARY
@@ -301,18 +302,19 @@ def frame_figures(
     (fps, power) are NaN without one.
     """
     shape = configs.frequency_mhz.shape
-    zero = np.zeros(shape, np.int64)
-    pre, batch, post = (zero if r is None else r.makespan for r in run.phases)
-    interval = zero if run.batch is None else run.batch.interval
-    stream = batch + (batches - 1) * interval if pipelined else batches * batch
-    if run.batch is None:
-        stream = zero
-    frame_cycles = pre + stream + post
-    # Frame cycles are int64; the float estimate is exact enough to see overflow.
-    longest = float(
-        (pre + post + batch.astype(float) * max(batches, 1) + interval.astype(float) * batches).max(
-            initial=0
-        )
+    zero, nothing = np.zeros(shape, np.int64), np.zeros(shape)
+    absent = ScheduleResult(zero, zero, zero, nothing, *([zero[:0]] * 8))
+    phases = [absent if r is None else r for r in run.phases]
+    ints, floats, longest = frames(
+        np.stack([r.makespan for r in phases]),
+        phases[1].interval,
+        np.stack([r.energy_j for r in phases]),
+        np.stack([r.bottleneck for r in phases]),
+        np.array(run.bytes),
+        batches,
+        pipelined,
+        configs.frequency_mhz,
+        configs.dram_bandwidth_gbps,
     )
     if longest >= 2**62:
         raise InvalidInputError(
@@ -320,35 +322,15 @@ def frame_figures(
             "beyond the int64 range; lower frame_pixels",
             "frame_pixels",
         )
-    frame_time = frame_cycles / (configs.frequency_mhz * 1e6)
-    energy = np.zeros(shape)
-    for r, times in zip(run.phases, (1, batches, 1), strict=True):
-        if r is not None:
-            energy = energy + times * r.energy_j
-    # The phase that dominates the frame names the bottleneck; ties go to the batches.
-    spans = np.stack([stream, pre, post])
-    busiest = np.stack([zero if r is None else r.bottleneck for r in (run.batch, *run.phases[::2])])
-    bottleneck = np.take_along_axis(busiest, spans.argmax(axis=0)[None], axis=0)[0]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        fps = np.where(frame_time > 0, 1 / frame_time, np.nan)
-        power = np.where(frame_time > 0, energy / frame_time, np.nan)
-        utilization = np.zeros(shape)
-        for span, nbytes in zip((pre, batch, post), run.bytes, strict=True):
-            phase = np.where(span > 0, nbytes / (span * configs.bytes_per_cycle), 0.0)
-            utilization = np.maximum(utilization, phase)
     return {
         "batches": np.full(shape, batches, np.int64),
-        "pre_cycles": pre,
-        "makespan_cycles": batch,
-        "interval_cycles": interval,
-        "post_cycles": post,
-        "frame_cycles": frame_cycles,
-        "frame_time_s": frame_time,
-        "fps": fps,
-        "energy_per_frame_j": energy,
-        "avg_power_w": power,
-        "dram_utilization": utilization,
-        "bottleneck": bottleneck,
+        "pre_cycles": ints[0],
+        "makespan_cycles": ints[1],
+        "interval_cycles": ints[2],
+        "post_cycles": ints[3],
+        "frame_cycles": ints[4],
+        **dict(zip(FLOAT_FIGURES, floats, strict=True)),
+        "bottleneck": ints[5],
     }
 
 

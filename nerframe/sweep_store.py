@@ -69,8 +69,10 @@ def write_store(
     backend: str = "local",
     scheduler: str | None = None,
     progress: Progress | None = None,
+    evaluate: Evaluator | None = None,
 ) -> pl.LazyFrame:
-    """Write (or resume) the sweep `spec` into `store`; a LazyFrame over its rows in order."""
+    """Write (or resume) the sweep `spec` into `store`; a LazyFrame over its rows in order.
+    `evaluate` reuses an evaluator of `spec` for the local backend."""
     identity = spec_identity(spec)
     store = Path(store)
     every = list(tasks(spec))
@@ -88,7 +90,7 @@ def write_store(
         token = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
         run_tasks(spec, token, [(t, paths[t.number]) for t in pending], scheduler, progress)
     else:
-        evaluate = Evaluator(spec)
+        evaluate = evaluate or Evaluator(spec)
         with _Writer() as writer:
             for task in pending:
                 frame = evaluate(task)

@@ -32,11 +32,27 @@ import numpy as np
 import polars as pl
 
 from nerframe.accelerator_model import Accelerator
-from nerframe.errors import NerframeError
+from nerframe.errors import InvalidInputError, NerframeError
 from nerframe.graphs import Graph
-from nerframe.kernels.sweep import within
+from nerframe.kernels.dag import Dag, dag
+from nerframe.kernels.schedule_inputs import OpArrays
+from nerframe.kernels.sweep_chunk import (
+    AREA,
+    BANDWIDTH,
+    CONSTRAINED,
+    COUNT,
+    FLOAT_ROWS,
+    FREQUENCY,
+    INT_ROWS,
+    LATENCY,
+    PJ_PER_BYTE,
+    POWER,
+    THROUGHPUT,
+    Grid,
+    evaluate_chunk,
+)
 from nerframe.progress import Progress
-from nerframe.scheduling import Configurations, Mapped, frame_figures, overlaps
+from nerframe.scheduling import Configurations, Mapped, overlaps
 from nerframe.sweep_specs import (
     ACCELERATOR_FIELDS,
     SweepSpec,
@@ -69,10 +85,22 @@ def tasks(spec: SweepSpec) -> Iterator[Task]:
                 number += 1
 
 
+class _Prepared(NamedTuple):
+    """A graph at one workload point, ready for the fused kernel."""
+
+    graph: Graph
+    mapped: Mapped
+    dags: tuple[Dag, Dag, Dag]
+    ops: tuple[OpArrays, OpArrays, OpArrays]
+    nbytes: np.ndarray  # DRAM bytes of each phase
+    checked: bool  # every configuration of the grid passes the scheduler's checks
+
+
 class Evaluator:
-    """Evaluates the tasks of one spec; keeps the mapped graph of the last workload point,
-    so consecutive tasks of one point cost and map the graph once. Not thread-safe
-    (it reuses one configuration buffer): one evaluator per thread."""
+    """Evaluates the tasks of one spec with the fused chunk kernel
+    (`nerframe.kernels.sweep_chunk`); keeps the graph of the last workload point,
+    so consecutive tasks of one point cost and map it once. Not thread-safe: one
+    evaluator per thread."""
 
     def __init__(self, spec: SweepSpec) -> None:
         self.spec = spec
@@ -86,77 +114,181 @@ class Evaluator:
         self._accelerator = pl.Series([spec.hardware.name], dtype=pl.Enum([spec.hardware.name]))
         self._bottlenecks = pl.Series(self.modules, dtype=pl.Enum(self.modules))
         self._points = list(spec.points())
+        self._grid = self._kernel_grid()
+        self._split = spec.parallelism == "split"
+        counts = self._extreme().module_count[0]
+        self._inst_base = np.zeros(counts.size + 1, np.int64)
+        if not self._split:
+            np.cumsum(counts, out=self._inst_base[1:])
+        self._constraint = np.array([CONSTRAINED.index(n) for n in spec.constraints], np.int64)
+        bounds = np.array(list(spec.constraints.values()), np.float64).reshape(-1, 2)
+        self._low, self._high = np.ascontiguousarray(bounds.T)
         self._key: tuple[int, int] | None = None
-        self._mapped: tuple[Graph, Mapped] | None = None
-        self._buffer: dict[str, np.ndarray] | None = None
+        self._prepared: _Prepared | None = None
 
     def mapped(self, graph: int, point: int) -> tuple[Graph, Mapped]:
         """The graph of task coordinates (graph, point), costed and mapped."""
-        if self._key != (graph, point) or self._mapped is None:
+        prepared = self._prepare(graph, point)
+        return prepared.graph, prepared.mapped
+
+    def _prepare(self, graph: int, point: int) -> _Prepared:
+        if self._key != (graph, point) or self._prepared is None:
             g = self.spec.graph_at(graph, self._points[point])
-            self._mapped = (g, Mapped.of(g, self.spec.hardware))
+            mapped = Mapped.of(g, self.spec.hardware)
+            parts = [np.zeros(0, np.int64) if p is None else p.ops for p in mapped.parts]
+            dags = [dag(0, [], []) if p is None else p.dag for p in mapped.parts]
+            ops = [OpArrays(mapped.module[o], mapped.work[o], mapped.dram_bytes[o]) for o in parts]
+            try:  # the grid's worst configuration is schedulable, hence all of them
+                mapped.run(self._extreme(), self.spec.parallelism, keep_ops=False)
+                checked = True
+            except InvalidInputError:
+                checked = False
+            nbytes = np.array([mapped.dram_bytes[o].sum() for o in parts], np.float64)
+            self._prepared = _Prepared(
+                g, mapped, (dags[0], dags[1], dags[2]), (ops[0], ops[1], ops[2]), nbytes, checked
+            )
             self._key = (graph, point)
-        return self._mapped
+        return self._prepared
 
     def __call__(self, task: Task) -> pl.DataFrame:
         """The rows of one task."""
         spec = self.spec
-        g, mapped = self.mapped(task.graph, task.point)
-        index = np.arange(task.start, task.stop)
-        coords = np.unravel_index(index, spec.shape) if spec.shape else ()
-        axes = {
-            name: values[i] for (name, values), i in zip(spec.grid.items(), coords, strict=True)
-        }
-        configs = self._configurations(axes, index.size)
-        run = mapped.run(configs, spec.parallelism, keep_ops=False)
-        figures = frame_figures(run, configs, g.batches, overlaps(spec.hardware, spec.pipelined))
-        bottleneck_index = figures.pop("bottleneck")
-        count = configs.module_count.astype(np.float64)
-        area = np.einsum("cm,cm->c", configs.module_area_um2, count)
-        figures["area_mm2"] = (area + spec.hardware.sram_area_um2) / 1e6
-        figures["peak_tflops"] = configs.peak_tflops
-        at = self._graphs.to_list().index(g.name)
+        prepared = self._prepare(task.graph, task.point)
+        g, mapped = prepared.graph, prepared.mapped
+        size = task.stop - task.start
+        inst_base = self._inst_base
+        if not prepared.checked:
+            # Some configuration fails the scheduler's checks: this task's own arrays
+            # go through them, so the error names the configuration as it always has.
+            configs = self._configurations(task)
+            mapped.run(configs, spec.parallelism, keep_ops=False)
+            if not self._split:
+                inst_base = np.zeros_like(inst_base)
+                np.cumsum(configs.module_count.max(axis=0), out=inst_base[1:])
+        ints, floats, feasible, longest = evaluate_chunk(
+            task.start,
+            size,
+            self._grid,
+            prepared.dags,
+            prepared.ops,
+            prepared.nbytes,
+            g.batches,
+            overlaps(spec.hardware, spec.pipelined),
+            self._split,
+            inst_base,
+            self._constraint,
+            self._low,
+            self._high,
+        )
+        if longest >= 2**62:
+            raise InvalidInputError(
+                f"a frame of {g.batches} batches would take about {longest:.3g} cycles, "
+                "beyond the int64 range; lower frame_pixels",
+                "frame_pixels",
+            )
         columns: dict[str, Any] = {
-            "graph": self._graphs.gather(np.full(index.size, at)),
-            "accelerator": self._accelerator.gather(np.zeros(index.size, np.int64)),
+            "graph": pl.repeat(g.name, size, dtype=self._graphs.dtype, eager=True),
+            "accelerator": pl.repeat(
+                spec.hardware.name, size, dtype=self._accelerator.dtype, eager=True
+            ),
         }
         for name, value in self._points[task.point].items():
             kind = pl.Int64 if isinstance(value, int) else pl.Float64
-            columns[name] = pl.repeat(value, index.size, dtype=kind, eager=True)
-        columns["config"] = index
-        columns.update(axes)
-        for name, values in figures.items():
-            columns[name] = pl.Series(name, values, nan_to_null=True)
-        columns["bottleneck_module"] = self._bottlenecks.gather(bottleneck_index)
-        columns["feasible"] = self._feasible(figures)
+            columns[name] = pl.repeat(value, size, dtype=kind, eager=True)
+        columns["config"] = ints[0]
+        for a, (name, values) in enumerate(spec.grid.items()):
+            rows = ints if values.dtype == np.int64 else floats
+            columns[name] = rows[len(INT_ROWS if rows is ints else FLOAT_ROWS) + a]
+        columns["batches"] = pl.repeat(g.batches, size, dtype=pl.Int64, eager=True)
+        for k, name in enumerate(INT_ROWS[1:6], 1):
+            columns[name] = ints[k]
+        for k, name in enumerate(FLOAT_ROWS):
+            nan = name in ("fps", "avg_power_w")  # a zero-time frame has neither
+            columns[name] = pl.Series(name, floats[k], nan_to_null=nan)
+        columns["bottleneck_module"] = self._bottlenecks.gather(ints[6])
+        columns["feasible"] = feasible
         return pl.DataFrame(columns)
 
-    def _configurations(self, axes: dict[str, np.ndarray], size: int) -> Configurations:
-        # One buffer of the base configuration per evaluator, reused by every chunk: each
-        # chunk overwrites the same axis columns, so the other columns stay the base's.
-        if self._buffer is None or len(self._buffer["frequency_mhz"]) < size:
-            self._buffer = {}
-            for name in Configurations.__dataclass_fields__:
-                base = getattr(self.base, name)
-                # np.tile copies whole rows: several times faster than np.repeat here.
-                self._buffer[name] = np.tile(base, (size, 1) if base.ndim == 2 else size)
-        arrays = {name: values[:size] for name, values in self._buffer.items()}
-        for name, values in axes.items():
+    def _kernel_grid(self) -> Grid:
+        hardware = self.spec.hardware
+        base = self.base
+        axes = list(self.spec.grid.items())
+        longest = max((len(v) for _, v in axes), default=0)
+        ints = np.zeros((len(axes), longest), np.int64)
+        floats = np.zeros((len(axes), longest), np.float64)
+        field = np.zeros(len(axes), np.int64)
+        module = np.zeros(len(axes), np.int64)
+        for a, (name, values) in enumerate(axes):
+            (ints if values.dtype == np.int64 else floats)[a, : len(values)] = values
+            target = name if name in ACCELERATOR_FIELDS else name.rpartition(".")[2]
+            field[a] = _FIELD_CODES[target]
+            if name not in ACCELERATOR_FIELDS:
+                module[a] = self.modules.index(name.rpartition(".")[0])
+        return Grid(
+            base.module_count[0],
+            base.module_throughput[0],
+            base.module_latency[0],
+            base.module_power_uw[0],
+            base.module_area_um2[0],
+            base.module_power_reference_mhz[0],
+            base.module_efficiency[0],
+            base.module_counts_flops[0],
+            float(base.frequency_mhz[0]),
+            float(base.dram_bandwidth_gbps[0]),
+            float(base.dram_pj_per_byte[0]),
+            float(base.memory_efficiency[0]),
+            float(hardware.sram_area_um2),
+            np.array([len(v) for _, v in axes], np.int64),
+            field,
+            module,
+            ints,
+            floats,
+        )
+
+    def _extreme(self) -> Configurations:
+        """The grid's worst configuration for the scheduler's checks: most instances,
+        longest latency, least throughput, fastest clock, least bandwidth, most power.
+        Durations and power grow monotonically towards it, and the grid, a Cartesian
+        product, holds it."""
+        worst = {"module_throughput": np.min, "dram_bandwidth_gbps": np.min}
+        arrays = {name: getattr(self.base, name).copy() for name in vars(self.base)}
+        for name, values in self.spec.grid.items():
             field = hardware_field(name, self.spec.hardware)[0]
+            value = worst.get(field, np.max)(values)
             if name in ACCELERATOR_FIELDS:
-                arrays[field] = values.astype(arrays[field].dtype)
+                arrays[field][0] = value
             else:
-                arrays[field][:, self.modules.index(name.rpartition(".")[0])] = values
+                arrays[field][0, self.modules.index(name.rpartition(".")[0])] = value
         return Configurations(**arrays)
 
-    def _feasible(self, figures: dict[str, np.ndarray]) -> np.ndarray:
-        size = len(next(iter(figures.values())))
-        if not self.spec.constraints:
-            return np.ones(size, np.bool_)
-        names = list(self.spec.constraints)
-        values = np.column_stack([np.asarray(figures[n], np.float64) for n in names])
-        bounds = np.array(list(self.spec.constraints.values()), np.float64)
-        return within(values, bounds[:, 0], bounds[:, 1])
+    def _configurations(self, task: Task) -> Configurations:
+        """The configurations of one task as arrays."""
+        spec = self.spec
+        index = np.arange(task.start, task.stop)
+        coords = np.unravel_index(index, spec.shape) if spec.shape else ()
+        arrays = {
+            name: np.repeat(getattr(self.base, name), index.size, axis=0)
+            for name in vars(self.base)
+        }
+        for (name, values), i in zip(spec.grid.items(), coords, strict=True):
+            field = hardware_field(name, spec.hardware)[0]
+            if name in ACCELERATOR_FIELDS:
+                arrays[field] = values[i].astype(arrays[field].dtype)
+            else:
+                arrays[field][:, self.modules.index(name.rpartition(".")[0])] = values[i]
+        return Configurations(**arrays)
+
+
+_FIELD_CODES = {
+    "frequency_mhz": FREQUENCY,
+    "dram_bandwidth_gbps": BANDWIDTH,
+    "dram_pj_per_byte": PJ_PER_BYTE,
+    "count": COUNT,
+    "throughput_ops_per_cycle": THROUGHPUT,
+    "latency_cycles": LATENCY,
+    "power_uw": POWER,
+    "area_um2": AREA,
+}
 
 
 def sweep(
@@ -218,22 +350,24 @@ def run(
     """Run a validated spec: see `sweep`."""
     if backend not in BACKENDS:
         raise NerframeError(f"unknown backend {backend!r}; choose {' or '.join(BACKENDS)}")
-    first = next(spec.points())
+    evaluate = Evaluator(spec)
     for index in range(len(spec.graphs)):  # an unmappable graph fails before any work
-        Mapped.of(spec.graph_at(index, first), spec.hardware)
+        evaluate.mapped(index, 0)
     if output is None:
         if backend != "local":
             raise NerframeError(f"the {backend} backend writes a store: give an output folder")
-        return pl.concat(list(chunks(spec, progress)))
+        return pl.concat(list(chunks(spec, progress, evaluate)))
     from nerframe.sweep_store import write_store
 
-    return write_store(spec, Path(output), backend, scheduler, progress)
+    return write_store(spec, Path(output), backend, scheduler, progress, evaluate)
 
 
-def chunks(spec: SweepSpec, progress: Progress | None = None) -> Iterator[pl.DataFrame]:
+def chunks(
+    spec: SweepSpec, progress: Progress | None = None, evaluate: Evaluator | None = None
+) -> Iterator[pl.DataFrame]:
     """The sweep's rows chunk by chunk, in row order, computed lazily (memory stays
-    bounded by one chunk whatever the grid)."""
-    evaluate = Evaluator(spec)
+    bounded by one chunk whatever the grid); `evaluate` reuses an evaluator of `spec`."""
+    evaluate = evaluate or Evaluator(spec)
     for task in tasks(spec):
         frame = evaluate(task)
         if progress is not None:

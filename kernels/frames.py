@@ -1,0 +1,154 @@
+"""Frame figures of one configuration from the schedules of its three phases.
+
+A frame runs the frame-scoped ops before the batches (``pre``), `batches`
+batches of the batch phase, then the frame-scoped ops after them (``post``);
+see `nerframe.scheduling` for the model. `frame` computes one configuration's
+figures from the phases' makespans, the batch interval, energies and busiest
+modules; `frames` applies it to C configurations. Both `nerframe.schedule`
+(through `nerframe.scheduling.frame_figures`) and the fused sweep kernel
+(`nerframe.kernels.sweep`) use this one function, so a sweep row and a single
+schedule agree bit for bit.
+
+>>> cycles, time, fps = frame(0, 100, 40, 0, 0.0, 1e-6, 0.0, 0, 1, 0, 0.0, 4096.0, 0.0,
+...                           10, True, 1000.0, 512.0)[4:7]
+>>> cycles, time, fps  # 100 + 9 * 40 cycles at 1 GHz
+(460, 4.6e-07, 2173913.0434782607)
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+# Indices of the float figures in `frame`'s result, from frame_time_s on.
+FLOAT_FIGURES = (
+    "frame_time_s",
+    "fps",
+    "energy_per_frame_j",
+    "avg_power_w",
+    "dram_utilization",
+)
+
+
+@njit(cache=True, inline="always")
+def frame(
+    pre: int,
+    batch: int,
+    interval: int,
+    post: int,
+    energy_pre: float,
+    energy_batch: float,
+    energy_post: float,
+    busiest_pre: int,
+    busiest_batch: int,
+    busiest_post: int,
+    bytes_pre: float,
+    bytes_batch: float,
+    bytes_post: float,
+    batches: int,
+    pipelined: bool,
+    frequency_mhz: float,
+    dram_bandwidth_gbps: float,
+) -> tuple[int, int, int, int, int, float, float, float, float, float, int, float]:
+    """The frame figures of one configuration.
+
+    Returns (pre, batch makespan, interval, post, frame cycles, frame time, fps,
+    energy, average power, DRAM utilization, bottleneck module, longest), where
+    the bottleneck is the busiest module of the phase taking the most cycles (the
+    batch stream on a tie, then pre), fps and power are NaN for a zero-time frame,
+    and ``longest`` is a float estimate of the frame's cycles that exceeds the
+    int64 range where the integer sum would overflow. A phase without ops has
+    makespan, interval, energy and bytes 0.
+    """
+    stream = batch + (batches - 1) * interval if pipelined else batches * batch
+    frame_cycles = pre + stream + post
+    longest = float(pre + post) + float(batch) * max(batches, 1) + float(interval) * batches
+    frame_time = frame_cycles / (frequency_mhz * 1e6)
+    # The same sum, term by term, as the energies of the phases that have ops.
+    energy = 0.0 + energy_pre
+    energy = energy + batches * energy_batch
+    energy = energy + energy_post
+    bottleneck = busiest_batch
+    if pre > stream:
+        bottleneck = busiest_pre
+    if post > max(stream, pre):
+        bottleneck = busiest_post
+    fps = math.nan
+    power = math.nan
+    if frame_time > 0:
+        fps = 1 / frame_time
+        power = energy / frame_time
+    bytes_per_cycle = dram_bandwidth_gbps * 1e9 / (frequency_mhz * 1e6)
+    utilization = 0.0
+    if pre > 0:
+        utilization = max(utilization, bytes_pre / (pre * bytes_per_cycle))
+    if batch > 0:
+        utilization = max(utilization, bytes_batch / (batch * bytes_per_cycle))
+    if post > 0:
+        utilization = max(utilization, bytes_post / (post * bytes_per_cycle))
+    return (
+        pre,
+        batch,
+        interval,
+        post,
+        frame_cycles,
+        frame_time,
+        fps,
+        energy,
+        power,
+        utilization,
+        bottleneck,
+        longest,
+    )
+
+
+@njit(cache=True)
+def frames(
+    makespan: np.ndarray,
+    interval: np.ndarray,
+    energy: np.ndarray,
+    busiest: np.ndarray,
+    nbytes: np.ndarray,
+    batches: int,
+    pipelined: bool,
+    frequency_mhz: np.ndarray,
+    dram_bandwidth_gbps: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, float]:
+    """`frame` for C configurations; per-phase inputs have shape (3, C) in the order
+    pre, batch, post (`nbytes` shape (3,)), and `interval` is the batch phase's.
+
+    Returns int64 (6, C) rows (pre, makespan, interval, post, frame cycles,
+    bottleneck), float64 (5, C) rows (`FLOAT_FIGURES`), and the largest ``longest``.
+    """
+    n = frequency_mhz.shape[0]
+    ints = np.empty((6, n), np.int64)
+    floats = np.empty((5, n), np.float64)
+    longest = 0.0
+    for c in range(n):
+        f = frame(
+            makespan[0, c],
+            makespan[1, c],
+            interval[c],
+            makespan[2, c],
+            energy[0, c],
+            energy[1, c],
+            energy[2, c],
+            busiest[0, c],
+            busiest[1, c],
+            busiest[2, c],
+            nbytes[0],
+            nbytes[1],
+            nbytes[2],
+            batches,
+            pipelined,
+            frequency_mhz[c],
+            dram_bandwidth_gbps[c],
+        )
+        ints[0, c], ints[1, c], ints[2, c], ints[3, c], ints[4, c] = f[0], f[1], f[2], f[3], f[4]
+        ints[5, c] = f[10]
+        floats[0, c], floats[1, c], floats[2, c], floats[3, c] = f[5], f[6], f[7], f[8]
+        floats[4, c] = f[9]
+        longest = max(longest, f[11])
+    return ints, floats, longest

@@ -1,0 +1,373 @@
+"""One chunk of a hardware grid, evaluated in a single parallel pass.
+
+A sweep varies fields of one accelerator over a Cartesian grid (`Grid`: the
+base accelerator and the axes). `evaluate_chunk` takes grid rows
+``start..start+size-1`` (row-major, last axis fastest) and, per configuration:
+decodes its axis values from the row number, applies them to the base
+accelerator (with the clock scaling of module power and the module and memory
+efficiencies of `nerframe.scheduling.Configurations`), list-schedules the
+frame's three phases with the scheduler kernel (`nerframe.kernels.schedule`),
+derives the frame figures (`nerframe.kernels.frames.frame`), area and peak
+FLOP rate, and checks the constraints; every result goes straight into
+preallocated columns. No per-configuration array is ever built for the whole
+chunk, so the pass costs little more than the scheduling itself.
+
+Inputs are validated by the caller (`nerframe.sweeps`): the kernel assumes
+every configuration of the grid is schedulable.
+
+>>> import numpy as np
+>>> from nerframe.kernels.dag import dag
+>>> from nerframe.kernels.schedule_inputs import OpArrays
+>>> one = np.ones(1)
+>>> grid = Grid(np.array([1]), one * 10, np.array([2]), one * 1000, one, one * np.nan,
+...             one, np.array([True]), 1000.0, 100.0, 0.0, 1.0, 0.0,
+...             np.array([2]), np.array([COUNT]), np.array([0]),
+...             np.array([[1, 2]]), np.zeros((1, 2)))
+>>> chain = (dag(0, [], []), dag(2, [0], [1]), dag(0, [], []))
+>>> ops = (OpArrays(np.zeros(0, np.int64), np.zeros(0), np.zeros(0)),
+...        OpArrays(np.zeros(2, np.int64), np.array([100.0, 40.0]), np.zeros(2)),
+...        OpArrays(np.zeros(0, np.int64), np.zeros(0), np.zeros(0)))
+>>> ints, floats, ok, longest = evaluate_chunk(0, 2, grid, chain, ops, np.zeros(3), 1, True,
+...     True, np.zeros(2, np.int64), np.zeros(0, np.int64), np.zeros(0), np.zeros(0))
+>>> ints[INT_ROWS.index("makespan_cycles")].tolist()  # 2+10+2+4 cycles, then 2+5+2+2
+[18, 11]
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit, prange
+
+from nerframe.kernels.dag import Dag
+from nerframe.kernels.frames import frame
+from nerframe.kernels.schedule import ScheduleResult, _schedule_chunk
+from nerframe.kernels.schedule_inputs import ConfigArrays, OpArrays
+from nerframe.kernels.sweep import meets
+
+# Fields an axis may set: codes of `Grid.field`.
+FREQUENCY, BANDWIDTH, PJ_PER_BYTE, COUNT, THROUGHPUT, LATENCY, POWER, AREA = range(8)
+# Rows of the int64 and float64 result matrices; axis k goes to row len(...) + k
+# of the matrix of its kind.
+INT_ROWS = (
+    "config",
+    "pre_cycles",
+    "makespan_cycles",
+    "interval_cycles",
+    "post_cycles",
+    "frame_cycles",
+    "bottleneck",
+)
+FLOAT_ROWS = (
+    "frame_time_s",
+    "fps",
+    "energy_per_frame_j",
+    "avg_power_w",
+    "dram_utilization",
+    "area_mm2",
+    "peak_tflops",
+)
+# Figures a constraint may bound, by code.
+CONSTRAINED = (
+    "fps",
+    "frame_time_s",
+    "energy_per_frame_j",
+    "avg_power_w",
+    "area_mm2",
+    "dram_utilization",
+    "peak_tflops",
+    "frame_cycles",
+)
+# Configurations per block: a block's scratch stays in cache, and a chunk has
+# enough blocks to keep every thread busy.
+BLOCK = 1024
+
+
+class Grid(NamedTuple):
+    """A base accelerator of M modules and A axes over its fields.
+
+    Axis a has ``size[a]`` values, in ``ints[a]`` (integer fields) or
+    ``floats[a]`` (the others), and sets field ``field[a]`` (a code above) of
+    module ``module[a]`` (ignored for accelerator fields).
+    """
+
+    counts: np.ndarray  # int64[M]: instances of each module
+    throughput: np.ndarray  # float64[M]: peak work units per cycle per instance
+    latency: np.ndarray  # int64[M]
+    power_uw: np.ndarray  # float64[M]: at power_reference_mhz
+    area_um2: np.ndarray  # float64[M]
+    power_reference_mhz: np.ndarray  # float64[M]: NaN where power ignores the clock
+    efficiency: np.ndarray  # float64[M]
+    counts_flops: np.ndarray  # bool[M]
+    frequency_mhz: float
+    dram_bandwidth_gbps: float
+    dram_pj_per_byte: float
+    memory_efficiency: float
+    sram_area_um2: float
+    size: np.ndarray  # int64[A]
+    field: np.ndarray  # int64[A]
+    module: np.ndarray  # int64[A]
+    ints: np.ndarray  # int64[A, max size]
+    floats: np.ndarray  # float64[A, max size]
+
+
+@njit(cache=True)
+def _block(
+    begin: int,
+    end: int,
+    start: int,
+    grid: Grid,
+    pre_dag: Dag,
+    batch_dag: Dag,
+    post_dag: Dag,
+    pre_ops: OpArrays,
+    batch_ops: OpArrays,
+    post_ops: OpArrays,
+    nbytes: np.ndarray,
+    batches: int,
+    pipelined: bool,
+    split: bool,
+    inst_base: np.ndarray,
+    constraint: np.ndarray,
+    low: np.ndarray,
+    high: np.ndarray,
+    ints: np.ndarray,
+    floats: np.ndarray,
+    ok: np.ndarray,
+) -> float:
+    # Evaluates chunk rows begin..end-1; returns the largest frame estimate. The
+    # phases come one argument each: a tuple of arrays cannot enter a parallel loop.
+    dags = (pre_dag, batch_dag, post_dag)
+    ops = (pre_ops, batch_ops, post_ops)
+    n = end - begin
+    n_modules = grid.counts.shape[0]
+    n_axes = grid.size.shape[0]
+    count = np.empty((n, n_modules), np.int64)
+    instances = np.empty((n, n_modules), np.int64)
+    throughput = np.empty((n, n_modules), np.float64)
+    latency = np.empty((n, n_modules), np.int64)
+    power = np.empty((n, n_modules), np.float64)
+    frequency = np.empty(n, np.float64)
+    bandwidth = np.empty(n, np.float64)
+    raw_bandwidth = np.empty(n, np.float64)
+    pj = np.empty(n, np.float64)
+    area = np.empty(n_modules, np.float64)
+    raw_throughput = np.empty(n_modules, np.float64)
+    coord = np.empty(n_axes, np.int64)
+    rest = start + begin
+    for a in range(n_axes - 1, -1, -1):
+        coord[a] = rest % grid.size[a]
+        rest //= grid.size[a]
+    n_int = len(INT_ROWS)
+    n_float = len(FLOAT_ROWS)
+    for i in range(n):
+        c = begin + i
+        for m in range(n_modules):
+            count[i, m] = grid.counts[m]
+            latency[i, m] = grid.latency[m]
+            raw_throughput[m] = grid.throughput[m]
+            power[i, m] = grid.power_uw[m]
+            area[m] = grid.area_um2[m]
+        f, bw, e = grid.frequency_mhz, grid.dram_bandwidth_gbps, grid.dram_pj_per_byte
+        for a in range(n_axes):
+            code, m, j = grid.field[a], grid.module[a], coord[a]
+            if code == FREQUENCY:
+                f = grid.floats[a, j]
+            elif code == BANDWIDTH:
+                bw = grid.floats[a, j]
+            elif code == PJ_PER_BYTE:
+                e = grid.floats[a, j]
+            elif code == COUNT:
+                count[i, m] = grid.ints[a, j]
+            elif code == THROUGHPUT:
+                raw_throughput[m] = grid.floats[a, j]
+            elif code == LATENCY:
+                latency[i, m] = grid.ints[a, j]
+            elif code == POWER:
+                power[i, m] = grid.floats[a, j]
+            else:
+                area[m] = grid.floats[a, j]
+            if code in (COUNT, LATENCY):
+                ints[n_int + a, c] = grid.ints[a, j]
+            else:
+                floats[n_float + a, c] = grid.floats[a, j]
+        # The next row's coordinates: the last axis fastest.
+        for a in range(n_axes - 1, -1, -1):
+            coord[a] += 1
+            if coord[a] < grid.size[a]:
+                break
+            coord[a] = 0
+        module_area = 0.0
+        flops_per_cycle = 0.0
+        for m in range(n_modules):
+            instances[i, m] = count[i, m] if split else 1
+            throughput[i, m] = raw_throughput[m] * grid.efficiency[m]
+            # Power scales with the clock where it was measured at one (a NaN
+            # reference, whose ratio is NaN, means it does not).
+            reference = grid.power_reference_mhz[m]
+            if not math.isnan(reference):
+                scale = f / reference
+                power[i, m] = power[i, m] * (1.0 if math.isnan(scale) else scale)
+            module_area += area[m] * count[i, m]
+            if grid.counts_flops[m]:
+                flops_per_cycle += raw_throughput[m] * count[i, m]
+        frequency[i] = f
+        raw_bandwidth[i] = bw
+        bandwidth[i] = bw * grid.memory_efficiency
+        pj[i] = e
+        floats[5, c] = (module_area + grid.sram_area_um2) / 1e6
+        floats[6, c] = flops_per_cycle * f * 1e6 / 1e12
+    cfg = ConfigArrays(count, instances, throughput, latency, power, frequency, bandwidth, pj)
+    makespan = np.zeros((3, n), np.int64)
+    interval = np.zeros((3, n), np.int64)
+    busiest = np.zeros((3, n), np.int64)
+    energy = np.zeros((3, n), np.float64)
+    per_op = np.zeros((0, 0), np.int64)
+    for p in range(3):
+        if ops[p].module.shape[0] == 0:
+            continue  # a phase without ops: zeros, as the scheduler would give
+        result = ScheduleResult(
+            makespan[p],
+            interval[p],
+            busiest[p],
+            energy[p],
+            per_op,
+            per_op,
+            per_op,
+            per_op,
+            per_op,
+            per_op,
+            per_op,
+            np.zeros((0, 0), np.float64),
+        )
+        _schedule_chunk(0, n, dags[p], ops[p], cfg, inst_base, False, result)
+    longest = 0.0
+    figures = np.empty(len(CONSTRAINED), np.float64)
+    for i in range(n):
+        c = begin + i
+        r = frame(
+            makespan[0, i],
+            makespan[1, i],
+            interval[1, i],
+            makespan[2, i],
+            energy[0, i],
+            energy[1, i],
+            energy[2, i],
+            busiest[0, i],
+            busiest[1, i],
+            busiest[2, i],
+            nbytes[0],
+            nbytes[1],
+            nbytes[2],
+            batches,
+            pipelined,
+            frequency[i],
+            raw_bandwidth[i],
+        )
+        ints[0, c] = start + c
+        ints[1, c], ints[2, c], ints[3, c], ints[4, c], ints[5, c] = r[0], r[1], r[2], r[3], r[4]
+        ints[6, c] = r[10]
+        floats[0, c], floats[1, c], floats[2, c], floats[3, c] = r[5], r[6], r[7], r[8]
+        floats[4, c] = r[9]
+        longest = max(longest, r[11])
+        figures[0], figures[1], figures[2], figures[3] = r[6], r[5], r[7], r[8]
+        figures[4], figures[5], figures[6] = floats[5, c], r[9], floats[6, c]
+        figures[7] = float(r[4])
+        feasible = True
+        for k in range(constraint.shape[0]):
+            if not meets(figures[constraint[k]], low[k], high[k]):
+                feasible = False
+                break
+        ok[c] = feasible
+    return longest
+
+
+@njit(cache=True, parallel=True)
+def _blocks(
+    start: int,
+    grid: Grid,
+    pre_dag: Dag,
+    batch_dag: Dag,
+    post_dag: Dag,
+    pre_ops: OpArrays,
+    batch_ops: OpArrays,
+    post_ops: OpArrays,
+    nbytes: np.ndarray,
+    batches: int,
+    pipelined: bool,
+    split: bool,
+    inst_base: np.ndarray,
+    constraint: np.ndarray,
+    low: np.ndarray,
+    high: np.ndarray,
+    ints: np.ndarray,
+    floats: np.ndarray,
+    ok: np.ndarray,
+    longest: np.ndarray,
+) -> None:
+    size = ok.shape[0]
+    for b in prange(longest.shape[0]):
+        longest[b] = _block(
+            b * BLOCK,
+            min(size, (b + 1) * BLOCK),
+            start,
+            grid,
+            pre_dag,
+            batch_dag,
+            post_dag,
+            pre_ops,
+            batch_ops,
+            post_ops,
+            nbytes,
+            batches,
+            pipelined,
+            split,
+            inst_base,
+            constraint,
+            low,
+            high,
+            ints,
+            floats,
+            ok,
+        )
+
+
+def evaluate_chunk(
+    start: int,
+    size: int,
+    grid: Grid,
+    dags: tuple[Dag, Dag, Dag],
+    ops: tuple[OpArrays, OpArrays, OpArrays],
+    nbytes: np.ndarray,
+    batches: int,
+    pipelined: bool,
+    split: bool,
+    inst_base: np.ndarray,
+    constraint: np.ndarray,
+    low: np.ndarray,
+    high: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    """Grid rows ``start..start+size-1`` on the graph whose phases (pre, batch,
+    post) are `dags` and `ops`, with `nbytes` DRAM bytes per phase.
+
+    Every op takes all instances of its module when `split`, else one
+    (`inst_base`: offsets of each module's instances, as the scheduler kernel
+    takes them; zeros suffice when `split`). A row is feasible when figure
+    ``CONSTRAINED[constraint[k]]`` lies in [low[k], high[k]] for every k.
+
+    Returns int64 rows (`INT_ROWS`, then the integer axes' values), float64 rows
+    (`FLOAT_ROWS`, then the other axes' values; an axis's row in the other matrix
+    is left unset), the feasibility mask and the largest float estimate of a
+    frame's cycles (at least 2**62 means an int64 overflow: the caller raises).
+    Fresh arrays every call: the result columns may be handed on without a copy.
+    """
+    n_axes = grid.size.shape[0]
+    ints = np.empty((len(INT_ROWS) + n_axes, size), np.int64)
+    floats = np.empty((len(FLOAT_ROWS) + n_axes, size), np.float64)
+    ok = np.empty(size, np.bool_)
+    longest = np.zeros((size + BLOCK - 1) // BLOCK, np.float64)
+    _blocks(start, grid, *dags, *ops, nbytes, batches, pipelined, split, inst_base,
+            constraint, low, high, ints, floats, ok, longest)  # fmt: skip
+    return ints, floats, ok, float(longest.max(initial=0.0))

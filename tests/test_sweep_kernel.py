@@ -1,0 +1,114 @@
+"""The fused sweep kernel: every row is bit-identical to `nerframe.schedule` of its variant."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+
+import nerframe
+from nerframe.scheduling import frame_figures, overlaps
+from nerframe.sweep_specs import sweep_spec
+from nerframe.sweeps import Evaluator, Task, variant
+
+FIGURES = [
+    "batches",
+    "pre_cycles",
+    "makespan_cycles",
+    "interval_cycles",
+    "post_cycles",
+    "frame_cycles",
+    "frame_time_s",
+    "fps",
+    "energy_per_frame_j",
+    "avg_power_w",
+    "dram_utilization",
+    "bottleneck_module",
+]
+
+
+def _grid(accel: nerframe.Accelerator) -> dict[str, list[float]]:
+    first, last = accel.modules[0].name, accel.modules[-1].name
+    return {
+        "frequency_mhz": [300, 1700],
+        f"{first}.count": [1, 7],
+        f"{last}.count": [1, 3],
+        f"{last}.latency_cycles": [0, 100_000],
+        f"{first}.throughput_ops_per_cycle": [3.5, 4096],
+        f"{first}.power_uw": [0, 7.25e5],
+        f"{last}.area_um2": [10, 3e6],
+        "dram_bandwidth_gbps": [8, 2000],
+        "dram_pj_per_byte": [0, 31],
+    }
+
+
+# Pre- and post-batch phases (gsarch), pre only (gbu), batches only (neurex), and a
+# GPU, whose batches never overlap (rtx3090).
+@pytest.mark.parametrize(
+    ("graph", "hardware"),
+    [("gsarch", "gsarch"), ("gbu", "gbu"), ("neurex", "neurex"), ("neurex", "rtx3090")],
+)
+@pytest.mark.parametrize("parallelism", ["split", "instance"])
+def test_rows_are_bit_identical_to_single_schedules(
+    graph: str, hardware: str, parallelism: str
+) -> None:
+    accel = nerframe.accelerator(hardware)
+    grid = _grid(accel)
+    constraints = {"avg_power_w": {"min": 0.05, "max": 40}, "fps": {"min": 1}}
+    rows = nerframe.sweep(graph, accel, grid, parallelism=parallelism, constraints=constraints)
+    assert rows.height == 2 ** len(grid)
+    # Every fourth row: one schedule per variant is slow; the stride visits every axis value.
+    for row in rows.gather_every(4).iter_rows(named=True):
+        changed = variant(accel, {name: row[name] for name in grid})
+        summary = nerframe.schedule(graph, changed, parallelism).summary.row(0, named=True)
+        assert {k: row[k] for k in FIGURES} == {k: summary[k] for k in FIGURES}
+        assert row["area_mm2"] == changed.area_mm2
+        assert row["peak_tflops"] == changed.peak_tflops
+        power, fps = summary["avg_power_w"], summary["fps"]
+        meets = power is not None and 0.05 <= power <= 40 and fps is not None and fps >= 1
+        assert row["feasible"] == meets
+
+
+def test_blocks_and_chunk_offsets_equal_the_array_path() -> None:
+    """Chunks that start inside the kernel's blocks and grids longer than a block give
+    what scheduling the task's configurations as arrays gives."""
+    spec = sweep_spec(
+        {
+            "graphs": ["gsarch"],
+            "hardware": "gsarch",
+            "grid": {
+                "frequency_mhz": np.linspace(100, 2000, 13).tolist(),
+                "dram_bandwidth_gbps": [16, 64, 900],
+                "feature_compute_unit.count": list(range(1, 80)),
+            },
+            "parallelism": "instance",
+            "chunk_size": 1777,
+        }
+    )
+    evaluate = Evaluator(spec)
+    graph, mapped = evaluate.mapped(0, 0)
+    for task in [Task(0, 0, 0, 1, 1778), Task(1, 0, 0, 1778, spec.hardware_points)]:
+        rows = evaluate(task)
+        assert rows["config"].to_list() == list(range(task.start, task.stop))
+        configs = evaluate._configurations(task)
+        run = mapped.run(configs, spec.parallelism, keep_ops=False)
+        figures = frame_figures(run, configs, graph.batches, overlaps(spec.hardware, True))
+        names = [m.name for m in spec.hardware.modules]
+        assert rows["bottleneck_module"].to_list() == [names[b] for b in figures.pop("bottleneck")]
+        expected = pl.DataFrame(figures).fill_nan(None)
+        assert rows.select(expected.columns).equals(expected)
+        for name, values in spec.grid.items():
+            index = np.unravel_index(np.arange(task.start, task.stop), spec.shape)
+            axis = list(spec.grid).index(name)
+            assert rows[name].to_list() == values[index[axis]].tolist()
+
+
+def test_a_frame_beyond_int64_is_refused() -> None:
+    graph = nerframe.pipeline("neurex", frame_pixels=2**40)  # 2**28 batches
+    latency = {"systolic_array_32x32.latency_cycles": [0, 2**40]}
+    assert nerframe.sweep(graph, "neurex", {"systolic_array_32x32.latency_cycles": [0]}).height
+    # makespan and interval both exceed 2**40 cycles: about 2 * 2**40 * 2**28 = 2**69.
+    with pytest.raises(
+        nerframe.InvalidInputError, match=r"about 5.9e\+20 cycles, beyond"
+    ):
+        nerframe.sweep(graph, "neurex", latency)
