@@ -108,7 +108,5 @@ def test_a_frame_beyond_int64_is_refused() -> None:
     latency = {"systolic_array_32x32.latency_cycles": [0, 2**40]}
     assert nerframe.sweep(graph, "neurex", {"systolic_array_32x32.latency_cycles": [0]}).height
     # makespan and interval both exceed 2**40 cycles: about 2 * 2**40 * 2**28 = 2**69.
-    with pytest.raises(
-        nerframe.InvalidInputError, match=r"about 5.9e\+20 cycles, beyond"
-    ):
+    with pytest.raises(nerframe.InvalidInputError, match=r"about 5.9e\+20 cycles, beyond"):
         nerframe.sweep(graph, "neurex", latency)
