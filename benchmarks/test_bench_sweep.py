@@ -9,14 +9,17 @@
 - peak RSS of a 100 M-configuration sweep printing its best rows (asserted < 2 GB).
 
 The issue's target of 5 M configurations/s in memory for neurex on 2 cores is
-recorded as ``meets_5m_target``; the sweep spends most of its time in the
-scheduler kernel (``kernel_share``), whose own rate bounds it.
+asserted. The sweep spends most of its time in the fused chunk kernel
+(`nerframe.kernels.sweep_chunk`; ``kernel_share``), whose own rate bounds it;
+CPU seconds and the load average are recorded beside the wall times, as a
+loaded machine inflates them.
 Run with ``pytest benchmarks/test_bench_sweep.py``.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -27,7 +30,8 @@ import numpy as np
 import pytest
 
 import nerframe
-from nerframe.scheduling import Configurations, Mapped
+from nerframe.sweep_specs import sweep_spec
+from nerframe.sweeps import Evaluator, Task
 
 CONFIGS = 1_000_000
 GRID = {
@@ -72,6 +76,12 @@ def _seconds(fn, repeat: int = 2) -> float:
     return best
 
 
+def _cpu_seconds(fn) -> float:
+    start = time.process_time()
+    fn()
+    return time.process_time() - start
+
+
 @pytest.mark.parametrize("graph_name", ["neurex", "twenty"])
 def test_sweep_rates(benchmark, graph_name: str, tmp_path: Path) -> None:
     graph = (
@@ -81,17 +91,16 @@ def test_sweep_rates(benchmark, graph_name: str, tmp_path: Path) -> None:
     )
     accel = nerframe.accelerator("neurex")
     nerframe.sweep(graph, accel, {"frequency_mhz": [1000]})  # compile outside the timing
-    result = benchmark.pedantic(nerframe.sweep, args=(graph, accel, GRID), rounds=2, iterations=1)
+    result = benchmark.pedantic(nerframe.sweep, args=(graph, accel, GRID), rounds=3, iterations=1)
     assert result.height == CONFIGS
     memory = benchmark.stats.stats.min
     stores = iter(range(10))
     store = _seconds(
-        lambda: nerframe.sweep(graph, accel, GRID, output=tmp_path / f"s{next(stores)}")
+        lambda: nerframe.sweep(graph, accel, GRID, output=tmp_path / f"s{next(stores)}"), 3
     )
-    configs = Configurations.of(accel)
-    repeat = {f: np.repeat(getattr(configs, f), CONFIGS, axis=0) for f in vars(configs)}
-    mapped = Mapped.of(graph, accel)
-    kernel = _seconds(lambda: mapped.run(Configurations(**repeat), "split", keep_ops=False))
+    spec = sweep_spec({"graphs": [graph], "hardware": accel, "grid": GRID})
+    evaluate = Evaluator(spec)
+    kernel = _seconds(lambda: evaluate.kernel(Task(0, 0, 0, 0, CONFIGS)), 3)
     benchmark.extra_info.update(
         ops=graph.ops.height,
         in_memory_per_s=round(CONFIGS / memory),
@@ -99,8 +108,11 @@ def test_sweep_rates(benchmark, graph_name: str, tmp_path: Path) -> None:
         kernel_per_s=round(CONFIGS / kernel),
         store_share=round(memory / store, 2),
         kernel_share=round(kernel / memory, 2),
-        meets_5m_target=CONFIGS / memory >= TARGET_PER_S,
+        in_memory_cpu_s=round(_cpu_seconds(lambda: nerframe.sweep(graph, accel, GRID)), 3),
+        load_average=round(os.getloadavg()[0], 2),
     )
+    if graph_name == "neurex":
+        assert CONFIGS / memory >= TARGET_PER_S
     assert memory / store >= MIN_STORE_SHARE
 
 

@@ -27,8 +27,9 @@ every configuration of the grid is schedulable.
 >>> ops = (OpArrays(np.zeros(0, np.int64), np.zeros(0), np.zeros(0)),
 ...        OpArrays(np.zeros(2, np.int64), np.array([100.0, 40.0]), np.zeros(2)),
 ...        OpArrays(np.zeros(0, np.int64), np.zeros(0), np.zeros(0)))
->>> ints, floats, ok, longest = evaluate_chunk(0, 2, grid, chain, ops, np.zeros(3), 1, True,
-...     True, np.zeros(2, np.int64), np.zeros(0, np.int64), np.zeros(0), np.zeros(0))
+>>> ints, floats, ok = out = result_matrices(2, 1)
+>>> longest = evaluate_chunk(0, grid, chain, ops, np.zeros(3), 1, True, True,
+...     np.zeros(2, np.int64), np.zeros(0, np.int64), np.zeros(0), np.zeros(0), out)
 >>> ints[INT_ROWS.index("makespan_cycles")].tolist()  # 2+10+2+4 cycles, then 2+5+2+2
 [18, 11]
 """
@@ -334,9 +335,17 @@ def _blocks(
         )
 
 
+def result_matrices(size: int, n_axes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Empty result matrices of `evaluate_chunk` for `size` rows and `n_axes` axes."""
+    return (
+        np.empty((len(INT_ROWS) + n_axes, size), np.int64),
+        np.empty((len(FLOAT_ROWS) + n_axes, size), np.float64),
+        np.empty(size, np.bool_),
+    )
+
+
 def evaluate_chunk(
     start: int,
-    size: int,
     grid: Grid,
     dags: tuple[Dag, Dag, Dag],
     ops: tuple[OpArrays, OpArrays, OpArrays],
@@ -348,26 +357,26 @@ def evaluate_chunk(
     constraint: np.ndarray,
     low: np.ndarray,
     high: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
-    """Grid rows ``start..start+size-1`` on the graph whose phases (pre, batch,
-    post) are `dags` and `ops`, with `nbytes` DRAM bytes per phase.
+    out: tuple[np.ndarray, np.ndarray, np.ndarray],
+) -> float:
+    """Evaluate grid rows ``start..start+size-1`` into `out` (`result_matrices` of
+    `size` rows) on the graph whose phases (pre, batch, post) are `dags` and `ops`,
+    with `nbytes` DRAM bytes per phase.
 
     Every op takes all instances of its module when `split`, else one
     (`inst_base`: offsets of each module's instances, as the scheduler kernel
     takes them; zeros suffice when `split`). A row is feasible when figure
     ``CONSTRAINED[constraint[k]]`` lies in [low[k], high[k]] for every k.
 
-    Returns int64 rows (`INT_ROWS`, then the integer axes' values), float64 rows
-    (`FLOAT_ROWS`, then the other axes' values; an axis's row in the other matrix
-    is left unset), the feasibility mask and the largest float estimate of a
-    frame's cycles (at least 2**62 means an int64 overflow: the caller raises).
-    Fresh arrays every call: the result columns may be handed on without a copy.
+    `out` receives int64 rows (`INT_ROWS`, then the integer axes' values), float64
+    rows (`FLOAT_ROWS`, then the other axes' values; an axis's row in the other
+    matrix is left unset) and the feasibility mask. Returns the largest float
+    estimate of a frame's cycles (at least 2**62 means an int64 overflow: the
+    caller raises).
     """
-    n_axes = grid.size.shape[0]
-    ints = np.empty((len(INT_ROWS) + n_axes, size), np.int64)
-    floats = np.empty((len(FLOAT_ROWS) + n_axes, size), np.float64)
-    ok = np.empty(size, np.bool_)
+    ints, floats, ok = out
+    size = ok.shape[0]
     longest = np.zeros((size + BLOCK - 1) // BLOCK, np.float64)
     _blocks(start, grid, *dags, *ops, nbytes, batches, pipelined, split, inst_base,
             constraint, low, high, ints, floats, ok, longest)  # fmt: skip
-    return ints, floats, ok, float(longest.max(initial=0.0))
+    return float(longest.max(initial=0.0))

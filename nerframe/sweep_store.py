@@ -37,12 +37,18 @@ import polars as pl
 
 from nerframe.atomic import atomic_path
 from nerframe.errors import NerframeError, StoreError
+from nerframe.kernels.sweep_chunk import result_matrices
 from nerframe.progress import Progress
 from nerframe.store import read_manifest, write_manifest
 from nerframe.sweep_specs import SweepSpec, spec_identity
-from nerframe.sweeps import Evaluator, Task, tasks
+from nerframe.sweeps import Evaluator, Matrices, Task, tasks
 
 TABLE = "sweep"
+# Parts are written plain: no compression and no column statistics. Encoding is
+# what store mode adds to a sweep, and lz4 with statistics took 1.7 times the CPU
+# (for about 42 bytes a row instead of 80); result columns are unsorted within a
+# part, so statistics would let queries skip little.
+PARQUET: dict[str, Any] = {"compression": "uncompressed", "statistics": False}
 
 
 def part_path(store: Path, spec: SweepSpec, names: list[str], task: Task) -> Path:
@@ -54,7 +60,7 @@ def part_path(store: Path, spec: SweepSpec, names: list[str], task: Task) -> Pat
 def write_part(path: Path, frame: pl.DataFrame) -> None:
     """Write one chunk atomically (same rows, same bytes, whichever backend writes it)."""
     with atomic_path(path) as tmp:
-        frame.write_parquet(tmp, compression="lz4", statistics=True)
+        frame.write_parquet(tmp, **PARQUET)
 
 
 def graph_names(spec: SweepSpec) -> list[str]:
@@ -93,8 +99,12 @@ def write_store(
         evaluate = evaluate or Evaluator(spec)
         with _Writer() as writer:
             for task in pending:
-                frame = evaluate(task)
-                writer.put(paths[task.number], frame)
+                # Result memory of a written part is computed into again: fresh
+                # memory costs a page fault per page.
+                size = task.stop - task.start
+                out = writer.recycled(size) or result_matrices(size, len(spec.grid))
+                frame = evaluate(task, out)
+                writer.put(paths[task.number], frame, out)
                 if progress is not None:
                     progress.advance(frame.height)
     write_manifest(store, {"sweep": identity, "complete": True, "chunks": len(every)})
@@ -164,27 +174,46 @@ def incomplete(store: str | Path) -> str | None:
 
 
 class _Writer:
-    """A thread writing parts while the caller computes the next; at most two chunks wait."""
+    """A thread writing parts while the caller computes the next; at most two chunks
+    wait. The memory behind a written part is handed back by `recycled`."""
 
     def __init__(self) -> None:
-        self._queue: queue.Queue[tuple[Path, pl.DataFrame] | None] = queue.Queue(maxsize=2)
+        self._queue: queue.Queue[tuple[Path, pl.DataFrame, Matrices] | None] = queue.Queue(
+            maxsize=2
+        )
+        self._done: queue.Queue[Matrices] = queue.Queue()
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._work, daemon=True)
         self._thread.start()
 
     def _work(self) -> None:
         while (item := self._queue.get()) is not None:
+            path, frame, out = item
+            del item
             if self._error is None:
                 try:
-                    write_part(*item)
+                    write_part(path, frame)
                 except BaseException as e:  # re-raised in the caller's thread
                     self._error = e
+            del frame  # the last reference to the part's rows: `out` is free
+            self._done.put(out)
 
-    def put(self, path: Path, frame: pl.DataFrame) -> None:
-        """Queue one part (blocks while two wait); raises a failed write's error."""
+    def put(self, path: Path, frame: pl.DataFrame, out: Matrices) -> None:
+        """Queue one part whose rows live in `out` (blocks while two wait); raises a
+        failed write's error."""
         if self._error is not None:
             raise self._error
-        self._queue.put((path, frame))
+        self._queue.put((path, frame, out))
+
+    def recycled(self, size: int) -> Matrices | None:
+        """Result matrices of a written part of `size` rows, if one is free."""
+        while True:
+            try:
+                out = self._done.get_nowait()
+            except queue.Empty:
+                return None
+            if out[2].size == size:
+                return out
 
     def __enter__(self) -> _Writer:
         return self

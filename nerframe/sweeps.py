@@ -50,6 +50,7 @@ from nerframe.kernels.sweep_chunk import (
     THROUGHPUT,
     Grid,
     evaluate_chunk,
+    result_matrices,
 )
 from nerframe.progress import Progress
 from nerframe.scheduling import Configurations, Mapped, overlaps
@@ -62,6 +63,8 @@ from nerframe.sweep_specs import (
 )
 
 BACKENDS = ("local", "dask")
+Matrices = tuple[np.ndarray, np.ndarray, np.ndarray]
+"""The fused kernel's int64 and float64 result rows and feasibility mask of one task."""
 
 
 class Task(NamedTuple):
@@ -150,42 +153,13 @@ class Evaluator:
             self._key = (graph, point)
         return self._prepared
 
-    def __call__(self, task: Task) -> pl.DataFrame:
-        """The rows of one task."""
+    def __call__(self, task: Task, out: Matrices | None = None) -> pl.DataFrame:
+        """The rows of one task, computed into `out` (fresh `result_matrices` by default).
+        The columns share memory with `out`: reuse it only once the rows are dropped."""
         spec = self.spec
-        prepared = self._prepare(task.graph, task.point)
-        g, mapped = prepared.graph, prepared.mapped
+        g = self._prepare(task.graph, task.point).graph
+        ints, floats, feasible = self.kernel(task, out)
         size = task.stop - task.start
-        inst_base = self._inst_base
-        if not prepared.checked:
-            # Some configuration fails the scheduler's checks: this task's own arrays
-            # go through them, so the error names the configuration as it always has.
-            configs = self._configurations(task)
-            mapped.run(configs, spec.parallelism, keep_ops=False)
-            if not self._split:
-                inst_base = np.zeros_like(inst_base)
-                np.cumsum(configs.module_count.max(axis=0), out=inst_base[1:])
-        ints, floats, feasible, longest = evaluate_chunk(
-            task.start,
-            size,
-            self._grid,
-            prepared.dags,
-            prepared.ops,
-            prepared.nbytes,
-            g.batches,
-            overlaps(spec.hardware, spec.pipelined),
-            self._split,
-            inst_base,
-            self._constraint,
-            self._low,
-            self._high,
-        )
-        if longest >= 2**62:
-            raise InvalidInputError(
-                f"a frame of {g.batches} batches would take about {longest:.3g} cycles, "
-                "beyond the int64 range; lower frame_pixels",
-                "frame_pixels",
-            )
         columns: dict[str, Any] = {
             "graph": pl.repeat(g.name, size, dtype=self._graphs.dtype, eager=True),
             "accelerator": pl.repeat(
@@ -197,8 +171,8 @@ class Evaluator:
             columns[name] = pl.repeat(value, size, dtype=kind, eager=True)
         columns["config"] = ints[0]
         for a, (name, values) in enumerate(spec.grid.items()):
-            rows = ints if values.dtype == np.int64 else floats
-            columns[name] = rows[len(INT_ROWS if rows is ints else FLOAT_ROWS) + a]
+            integer = values.dtype == np.int64
+            columns[name] = ints[len(INT_ROWS) + a] if integer else floats[len(FLOAT_ROWS) + a]
         columns["batches"] = pl.repeat(g.batches, size, dtype=pl.Int64, eager=True)
         for k, name in enumerate(INT_ROWS[1:6], 1):
             columns[name] = ints[k]
@@ -208,6 +182,45 @@ class Evaluator:
         columns["bottleneck_module"] = self._bottlenecks.gather(ints[6])
         columns["feasible"] = feasible
         return pl.DataFrame(columns)
+
+    def kernel(self, task: Task, out: Matrices | None = None) -> Matrices:
+        """The fused kernel's result matrices for one task (see `evaluate_chunk`)."""
+        spec = self.spec
+        prepared = self._prepare(task.graph, task.point)
+        g, mapped = prepared.graph, prepared.mapped
+        inst_base = self._inst_base
+        if not prepared.checked:
+            # Some configuration fails the scheduler's checks: this task's own arrays
+            # go through them, so the error names the configuration as it always has.
+            configs = self._configurations(task)
+            mapped.run(configs, spec.parallelism, keep_ops=False)
+            if not self._split:
+                inst_base = np.zeros_like(inst_base)
+                np.cumsum(configs.module_count.max(axis=0), out=inst_base[1:])
+        if out is None:
+            out = result_matrices(task.stop - task.start, len(spec.grid))
+        longest = evaluate_chunk(
+            task.start,
+            self._grid,
+            prepared.dags,
+            prepared.ops,
+            prepared.nbytes,
+            g.batches,
+            overlaps(spec.hardware, spec.pipelined),
+            self._split,
+            inst_base,
+            self._constraint,
+            self._low,
+            self._high,
+            out,
+        )
+        if longest >= 2**62:
+            raise InvalidInputError(
+                f"a frame of {g.batches} batches would take about {longest:.3g} cycles, "
+                "beyond the int64 range; lower frame_pixels",
+                "frame_pixels",
+            )
+        return out
 
     def _kernel_grid(self) -> Grid:
         hardware = self.spec.hardware
