@@ -152,3 +152,19 @@ def test_report_section_lists_every_row_and_the_summary(table: pl.DataFrame) -> 
     assert html_escape(summary(table)) in html  # "<=" is escaped
     for row_id in table["id"]:
         assert f">{row_id}<" in html
+
+
+def test_speedup_against_another_pipeline_on_the_same_gpu(table: pl.DataFrame) -> None:
+    # GBU's dataflow alone on the Orin NX against plain 3DGS (the gaurast graph) there
+    row = table.filter(id="gbu-irss-on-gpu").row(0, named=True)
+    assert (row["accelerator"], row["baseline"], row["baseline_pipeline"]) == (
+        "orin_nx",
+        "orin_nx",
+        "gaurast",
+    )
+    fps = {
+        name: nerframe.schedule(nerframe.pipeline(name), "orin_nx").summary["fps"].item()
+        for name in ("gbu", "gaurast")
+    }
+    assert row["predicted"] == pytest.approx(fps["gbu"] / fps["gaurast"], rel=1e-12)
+    assert row["value"] == 1.72 and row["tag"] == "validation"
