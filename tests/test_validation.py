@@ -52,6 +52,11 @@ def test_summary_line_states_median_and_max_over_validation_rows(table: pl.DataF
     assert f"within 2x: {within} of {len(scores)}" in line
     met = rows.filter(bound="upper", score=0.0).height
     assert f"else their excess: {met} of {rows.filter(bound='upper').height} met" in line
+    points = [abs(r["error"]) for r in rows.iter_rows(named=True) if r["bound"] != "upper"]
+    assert (
+        f"median over the {len(points)} point figures alone "
+        f"{100 * statistics.median(points):.1f} %" in line
+    )
 
 
 def test_upper_bounds_score_zero_when_met_else_their_excess(table: pl.DataFrame) -> None:
