@@ -177,8 +177,9 @@ class Evaluator:
         for k, name in enumerate(INT_ROWS[1:6], 1):
             columns[name] = ints[k]
         for k, name in enumerate(FLOAT_ROWS):
-            nan = name in ("fps", "avg_power_w")  # a zero-time frame has neither
-            columns[name] = pl.Series(name, floats[k], nan_to_null=nan)
+            # NaN is a figure without a value: fps of a zero-time frame, an area
+            # that is not published.
+            columns[name] = pl.Series(name, floats[k], nan_to_null=True)
         columns["bottleneck_module"] = self._bottlenecks.gather(ints[6])
         columns["feasible"] = feasible
         return pl.DataFrame(columns)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import polars as pl
 import pytest
@@ -62,7 +64,8 @@ def test_rows_are_bit_identical_to_single_schedules(
         changed = variant(accel, {name: row[name] for name in grid})
         summary = nerframe.schedule(graph, changed, parallelism).summary.row(0, named=True)
         assert {k: row[k] for k in FIGURES} == {k: summary[k] for k in FIGURES}
-        assert row["area_mm2"] == changed.area_mm2
+        # gbu's modules have no published area: NaN, a null in the rows.
+        assert row["area_mm2"] == (None if math.isnan(changed.area_mm2) else changed.area_mm2)
         assert row["peak_tflops"] == changed.peak_tflops
         power, fps = summary["avg_power_w"], summary["fps"]
         meets = power is not None and 0.05 <= power <= 40 and fps is not None and fps >= 1
