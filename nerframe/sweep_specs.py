@@ -86,6 +86,10 @@ ALIASES = {
     "area": "area_mm2",
     "latency": "frame_time_s",
 }
+# Configurations per chunk: a store part, a task of the Dask backend. Small enough
+# that writing a store's last part (which nothing overlaps) is short and memory
+# stays low; large enough that a chunk's fixed costs vanish.
+CHUNK_SIZE = 250_000
 _KEYS = {
     "graphs",
     "hardware",
@@ -120,7 +124,7 @@ class SweepSpec:
     pipelined: bool = True
     fine: bool = False
     model: str = "realistic"
-    chunk_size: int = 500_000
+    chunk_size: int = CHUNK_SIZE
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -203,7 +207,7 @@ def _build(data: dict[str, Any], where: str) -> SweepSpec:
     model = data.get("model", "realistic")
     if model not in MODELS:
         raise InvalidInputError(f"{where}model: choose {' or '.join(MODELS)}, got {model!r}")
-    chunk_size = data.get("chunk_size", 500_000)
+    chunk_size = data.get("chunk_size", CHUNK_SIZE)
     if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
         raise InvalidInputError(f"{where}chunk_size must be an integer >= 1, got {chunk_size!r}")
     for flag in ("pipelined", "fine"):

@@ -56,6 +56,7 @@ from nerframe.progress import Progress
 from nerframe.scheduling import Configurations, Mapped, overlaps
 from nerframe.sweep_specs import (
     ACCELERATOR_FIELDS,
+    CHUNK_SIZE,
     SweepSpec,
     hardware_field,
     is_workload_axis,
@@ -315,7 +316,7 @@ def sweep(
     parallelism: str = "split",
     pipelined: bool = True,
     output: str | Path | None = None,
-    chunk_size: int = 500_000,
+    chunk_size: int = CHUNK_SIZE,
     backend: str = "local",
     scheduler: str | None = None,
     progress: Progress | None = None,
