@@ -273,14 +273,15 @@ def _block(
         floats[0, c], floats[1, c], floats[2, c], floats[3, c] = r[5], r[6], r[7], r[8]
         floats[4, c] = r[9]
         longest = max(longest, r[11])
-        figures[0], figures[1], figures[2], figures[3] = r[6], r[5], r[7], r[8]
-        figures[4], figures[5], figures[6] = floats[5, c], r[9], floats[6, c]
-        figures[7] = float(r[4])
         feasible = True
-        for k in range(constraint.shape[0]):
-            if not meets(figures[constraint[k]], low[k], high[k]):
-                feasible = False
-                break
+        if constraint.shape[0]:
+            figures[0], figures[1], figures[2], figures[3] = r[6], r[5], r[7], r[8]
+            figures[4], figures[5], figures[6] = floats[5, c], r[9], floats[6, c]
+            figures[7] = float(r[4])
+            for k in range(constraint.shape[0]):
+                if not meets(figures[constraint[k]], low[k], high[k]):
+                    feasible = False
+                    break
         ok[c] = feasible
     return longest
 
