@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -11,7 +12,8 @@ import pytest
 import nerframe
 from nerframe.scheduling import frame_figures, overlaps
 from nerframe.sweep_specs import sweep_spec
-from nerframe.sweeps import Evaluator, Task, variant
+from nerframe.sweep_store import part_path, write_part
+from nerframe.sweeps import Evaluator, Task, tasks, variant
 
 FIGURES = [
     "batches",
@@ -113,3 +115,24 @@ def test_a_frame_beyond_int64_is_refused() -> None:
     # makespan and interval both exceed 2**40 cycles: about 2 * 2**40 * 2**28 = 2**69.
     with pytest.raises(nerframe.InvalidInputError, match=r"about 5.9e\+20 cycles, beyond"):
         nerframe.sweep(graph, "neurex", latency)
+
+
+def test_store_parts_are_byte_identical_to_fresh_chunks(tmp_path: Path) -> None:
+    """The writer hands a written part's memory back to the kernel: with many small
+    chunks that happens often, and every part still holds exactly its own rows."""
+    spec = sweep_spec(
+        {
+            "graphs": ["neurex"],
+            "hardware": "neurex",
+            "grid": {"frequency_mhz": list(range(100, 2100, 50)), "dram_pj_per_byte": [0, 9]},
+            "constraints": {"fps": {"min": 100}},
+            "chunk_size": 7,
+        }
+    )
+    rows = nerframe.sweep(spec, output=tmp_path / "store").collect()
+    assert rows.equals(nerframe.sweep(spec))
+    evaluate = Evaluator(spec)
+    for task in tasks(spec):
+        part = part_path(tmp_path / "store", spec, ["neurex"], task)
+        write_part(tmp_path / "fresh.parquet", evaluate(task))
+        assert part.read_bytes() == (tmp_path / "fresh.parquet").read_bytes()
