@@ -378,6 +378,9 @@ def evaluate_chunk(
     ints, floats, ok = out
     size = ok.shape[0]
     longest = np.zeros((size + BLOCK - 1) // BLOCK, np.float64)
+    if longest.size == 1:  # one block: waking the thread pool would cost more
+        return float(_block(0, size, start, grid, *dags, *ops, nbytes, batches, pipelined,
+                            split, inst_base, constraint, low, high, ints, floats, ok))  # fmt: skip
     _blocks(start, grid, *dags, *ops, nbytes, batches, pipelined, split, inst_base,
             constraint, low, high, ints, floats, ok, longest)  # fmt: skip
     return float(longest.max(initial=0.0))

@@ -162,19 +162,17 @@ class Evaluator:
         ints, floats, feasible = self.kernel(task, out)
         size = task.stop - task.start
         columns: dict[str, Any] = {
-            "graph": pl.repeat(g.name, size, dtype=self._graphs.dtype, eager=True),
-            "accelerator": pl.repeat(
-                spec.hardware.name, size, dtype=self._accelerator.dtype, eager=True
-            ),
+            "graph": self._graphs.new_from_index(self._graphs.to_list().index(g.name), size),
+            "accelerator": self._accelerator.new_from_index(0, size),
         }
         for name, value in self._points[task.point].items():
             kind = pl.Int64 if isinstance(value, int) else pl.Float64
-            columns[name] = pl.repeat(value, size, dtype=kind, eager=True)
+            columns[name] = pl.Series(name, [value], kind).new_from_index(0, size)
         columns["config"] = ints[0]
         for a, (name, values) in enumerate(spec.grid.items()):
             integer = values.dtype == np.int64
             columns[name] = ints[len(INT_ROWS) + a] if integer else floats[len(FLOAT_ROWS) + a]
-        columns["batches"] = pl.repeat(g.batches, size, dtype=pl.Int64, eager=True)
+        columns["batches"] = pl.Series("batches", [g.batches], pl.Int64).new_from_index(0, size)
         for k, name in enumerate(INT_ROWS[1:6], 1):
             columns[name] = ints[k]
         for k, name in enumerate(FLOAT_ROWS):
