@@ -22,13 +22,13 @@ import polars as pl
 
 from nerframe.builtin_pipelines import MODELS
 from nerframe.errors import NerframeError
-from nerframe.graphs import Graph
 from nerframe.output import FORMATS, emit, format_value, to_text
 from nerframe.progress import interrupt_at_steps
-from nerframe.trace.ingest import TracedGraph
 
 if TYPE_CHECKING:
+    from nerframe.graphs import Graph
     from nerframe.sweep_specs import SweepSpec
+    from nerframe.trace.ingest import TracedGraph
 
 COST_VIEW = ["op_id", "op_type", "category", "backward", "scope", "bitwidth", "B", "N", "G"]
 COST_TOTALS = ["flops", "bytes_in", "bytes_w", "bytes_out", "bytes_total"]
@@ -64,7 +64,7 @@ def _output(p: argparse.ArgumentParser) -> None:
 
 
 def _graph(args: argparse.Namespace, name: str) -> Graph:
-    from nerframe.analysis import load_graph
+    from nerframe.builtin_pipelines import load_graph
 
     return load_graph(name, args.rays, args.samples, args.gaussians, args.fine, args.model)
 
