@@ -25,7 +25,10 @@ from nerframe.errors import NerframeError
 
 @dataclass(frozen=True)
 class Module:
-    """One kind of hardware unit; `count` identical instances of it."""
+    """One kind of hardware unit; `count` identical instances of it.
+
+    ``area_um2`` is NaN when the area is not published (null in the file).
+    """
 
     name: str
     type: str
@@ -96,7 +99,9 @@ class Accelerator:
 
     @property
     def area_mm2(self) -> float:
-        """Σ module area × count + Σ SRAM area, in mm²."""
+        """Σ module area × count + Σ SRAM area, in mm²; NaN (not published) when a
+        module's area is not published (``area_um2`` null in the file: the Jetson
+        GPUs, and so the GPU plug-ins built on them)."""
         modules = sum(m.area_um2 * m.count for m in self.modules)
         return (modules + self.sram_area_um2) / 1e6
 

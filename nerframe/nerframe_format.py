@@ -169,7 +169,7 @@ def _nerframe_module(raw: Any, where: str, r: Reader, efficiency: float) -> Modu
             positive=True,
         ),
         latency_cycles=r.integer(r.get(m, "latency_cycles", where), f"{where}.latency_cycles"),
-        area_um2=r.number(r.get(m, "area_um2", where), f"{where}.area_um2"),
+        area_um2=_area(r.get(m, "area_um2", where), f"{where}.area_um2", r),
         power_uw=r.number(r.get(m, "power_uw", where), f"{where}.power_uw"),
         # capacity is descriptive only: no formula reads it, so it may be left out
         memory_kb=r.number(m.get("memory_kb", 0), f"{where}.memory_kb"),
@@ -180,6 +180,11 @@ def _nerframe_module(raw: Any, where: str, r: Reader, efficiency: float) -> Modu
         else r.number(reference, f"{where}.power_reference_mhz", positive=True),
         efficiency=efficiency,
     )
+
+
+def _area(value: Any, where: str, r: Reader) -> float:
+    """A module's area; null (not published, e.g. a GPU's SMs) reads as NaN."""
+    return math.nan if value is None else r.number(value, where)
 
 
 def _unique(names: list[str], where: str, r: Reader) -> None:

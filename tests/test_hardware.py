@@ -200,14 +200,15 @@ def test_builtin_loads_with_positive_finite_figures(name: str) -> None:
         assert math.isfinite(figure) and figure > 0
     # units rated in items (samples, Gaussians) have no FLOP rate
     assert (a.peak_tflops > 0) == any(m.unit == "flop" for m in a.modules)
-    # GPU areas (and so GauRast's share of its SoC) are not all published
-    assert a.area_mm2 > 0 or any("area" in s and "not published" in s for s in a.sources)
+    # GPU areas (and so GauRast's share of its SoC) are not all published: NaN, not 0
+    unpublished = any("area" in s and "not published" in s for s in a.sources)
+    assert a.area_mm2 > 0 or (math.isnan(a.area_mm2) and unpublished)
     for m in a.modules:
         assert isinstance(m.count, int) and m.count > 0
         assert isinstance(m.latency_cycles, int) and m.latency_cycles >= 0
         for figure in (m.throughput_ops_per_cycle, m.power_uw):
             assert math.isfinite(figure) and figure > 0
-        assert math.isfinite(m.area_um2) and m.area_um2 >= 0
+        assert m.area_um2 >= 0 or (math.isnan(m.area_um2) and unpublished)
         assert 0 < m.efficiency <= 1
     assert len({m.name for m in a.modules}) == len(a.modules)
     assert any("assumption: " in s for s in a.sources)
@@ -619,6 +620,34 @@ BAD_NERFRAME = [
     ("source-not-string", _set("sources", [1]), "sources[0]", "1"),
     ("no-density", _set("sram_um2_per_kb", _DELETE), "sram_um2_per_kb", None),
 ]
+
+
+def test_unpublished_module_area_is_nan_not_zero(tmp_path: Path) -> None:
+    data = _nerframe()
+    data["modules"][1]["area_um2"] = None
+    a = accelerator(_write(tmp_path, data))
+    assert math.isnan(a.modules[1].area_um2)
+    assert math.isnan(a.area_mm2)  # a partial sum would pass for the whole chip's area
+    assert accelerator_table([a])["area_mm2"].to_list() == [None]
+    assert module_table([a])["area_um2"].to_list() == [1000.0, None]
+
+
+def test_jetson_gpus_and_their_plugins_have_no_published_area() -> None:
+    for name in ("xavier_nx", "orin_nx", "gbu", "gaurast"):
+        assert math.isnan(accelerator(name).area_mm2), name
+    table = accelerators()
+    assert table.filter(pl.col("area_mm2").is_null())["accelerator"].to_list() == [
+        "gaurast",
+        "gbu",
+        "xavier_nx",
+        "orin_nx",
+    ]
+    # the desktop GPUs publish their die area: 628.4 mm2 for the RTX 3090's GA102
+    assert accelerator("rtx3090").area_mm2 == pytest.approx(628.4)
+    # GBU's own units keep their figures in the module rows
+    gbu = accelerator("gbu")
+    own = sum(m.area_um2 * m.count for m in gbu.modules if not math.isnan(m.area_um2))
+    assert own == 4 * 45_345 + 2 * 17_521 + 110_000 + 2 * 50_000  # 426,422 um2
 
 
 @pytest.mark.parametrize(
