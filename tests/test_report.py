@@ -113,6 +113,9 @@ def test_overview_warnings_and_unmapped(store: Path) -> None:
     pair = page[page.index('<section id="gsplat--server_npu">') :]
     pair = pair[: pair.index("</section>")]
     assert f"DRAM utilisation {utilization.item():.3g} &gt; 1" in pair and "optimistic" in pair
+    # The overview table marks that cell, and only that one.
+    over = re.findall(r'<td class="num over" title="([^"]*)">([^<]*)</td>', overview)
+    assert over == [("above 1: the schedule is optimistic", f"{utilization.item():.4g}")]
     assert "accelerator server_npu:" not in pair
     utilization = summary.filter(graph="hashnerf_train", accelerator="edge_npu")["dram_utilization"]
     assert utilization.item() <= 1
