@@ -13,6 +13,7 @@ icarus,inference,4,4096,192,,640000,1.0,icarus,825444532224.0,...
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -129,10 +130,11 @@ def cmd_hardware(args: argparse.Namespace) -> None:
     emit(module_table([accel]), args.format, args.output)
     if _for_people(args):
         mapping = sorted(accel.operator_mapping.items())
+        area = "not published" if math.isnan(accel.area_mm2) else f"{accel.area_mm2:.4g} mm²"
         sys.stdout.write(
             f"\n{accel.name}: {accel.description}\n"
             f"clock {accel.frequency_mhz:g} MHz, DRAM {accel.dram_bandwidth_gbps:g} GB/s, "
-            f"peak {accel.peak_tflops:.4g} TFLOP/s, area {accel.area_mm2:.4g} mm²\n"
+            f"peak {accel.peak_tflops:.4g} TFLOP/s, area {area}\n"
             + "".join(f"  {op} -> {module}\n" for op, module in mapping)
         )
 
