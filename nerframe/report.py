@@ -495,13 +495,25 @@ def _validation_section(page: _Page) -> None:
     from nerframe.validation import summary, validate
 
     table = validate()
-    columns = ("id", "tag", "metric", "value", "unit", "predicted", "error", "source")
+    columns = (
+        "id",
+        "tag",
+        "metric",
+        "workload",
+        "bound",
+        "value",
+        "unit",
+        "predicted",
+        "error",
+        "score",
+        "source",
+    )
     head = "".join(f"<th>{_e(c)}</th>" for c in columns)
     body = "".join(
         "<tr>"
         + "".join(
             f'<td class="num">{_num(row[c], 3)}</td>'
-            if c in ("value", "predicted", "error")
+            if c in ("value", "predicted", "error", "score")
             else f'<td class="text">{_e(row[c])}</td>'
             for c in columns
         )
