@@ -1,7 +1,11 @@
-"""Whole commands: cold and warm start of ``nerframe costs``, and the 9 x 8 matrix.
+"""Whole commands: cold and warm start of ``nerframe costs``, and the 10 x 14 matrix.
 
 Cold start compiles every kernel it touches: it runs with an empty numba cache
 (``NUMBA_CACHE_DIR`` pointing at a fresh folder). Warm start reuses that cache.
+Each command also records its CPU time (user + system of the child), which a busy
+machine inflates far less than the wall time, and a same-run reference: the bare
+interpreter importing the libraries every command needs, and the matrix without
+its report.
 """
 
 from __future__ import annotations
@@ -15,10 +19,26 @@ from pathlib import Path
 import nerframe
 
 
-def _wall(args: list[str], env: dict[str, str]) -> float:
+def _run(args: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """Wall and CPU seconds (user + system) of one run of `args`."""
+    before = os.times()
     start = time.perf_counter()
     subprocess.run(args, env=env, check=True, capture_output=True)
-    return time.perf_counter() - start
+    wall = time.perf_counter() - start
+    after = os.times()
+    cpu = (after.children_user - before.children_user) + (
+        after.children_system - before.children_system
+    )
+    return wall, cpu
+
+
+def _wall(args: list[str], env: dict[str, str]) -> float:
+    return _run(args, env)[0]
+
+
+def _best(args: list[str], env: dict[str, str], rounds: int = 3) -> tuple[float, float]:
+    runs = [_run(args, env) for _ in range(rounds)]
+    return min(w for w, _ in runs), min(c for _, c in runs)
 
 
 def test_costs_command_start(benchmark, tmp_path: Path) -> None:
@@ -27,7 +47,19 @@ def test_costs_command_start(benchmark, tmp_path: Path) -> None:
     cold = _wall(command, env)
     benchmark.pedantic(_wall, args=(command, env), rounds=3, iterations=1)
     warm = benchmark.stats.stats.min
-    benchmark.extra_info.update(cold_s=round(cold, 2), warm_s=round(warm, 2))
+    _, cpu = _best(command, env)
+    # The floor: an interpreter that only imports what `costs` cannot do without.
+    libraries = [sys.executable, "-c", "import numba, numpy, polars, pyarrow"]
+    floor, floor_cpu = _best(libraries, env)
+    benchmark.extra_info.update(
+        cold_s=round(cold, 2),
+        warm_s=round(warm, 2),
+        warm_cpu_s=round(cpu, 2),
+        libraries_import_s=round(floor, 2),
+        libraries_import_cpu_s=round(floor_cpu, 2),
+        warm_over_libraries_import=round(warm / floor, 2),
+        load_average=round(os.getloadavg()[0], 1),
+    )
     assert warm < 1.5
 
 
@@ -55,7 +87,17 @@ def test_analyze_all_pairs_with_report(benchmark, tmp_path: Path) -> None:
         _wall, args=([*command, "-o", str(tmp_path / "store")], env), rounds=3, iterations=1
     )
     seconds = benchmark.stats.stats.min
-    benchmark.extra_info.update(seconds=round(seconds, 2), with_images_s=round(with_images, 2))
+    _, cpu = _best([*command, "-o", str(tmp_path / "store")], env)
+    without, without_cpu = _best([*command, "-o", str(tmp_path / "bare"), "--no-report"], env)
+    benchmark.extra_info.update(
+        seconds=round(seconds, 2),
+        cpu_s=round(cpu, 2),
+        no_report_s=round(without, 2),
+        no_report_cpu_s=round(without_cpu, 2),
+        report_share_of_cpu=round(1 - without_cpu / cpu, 2),
+        with_images_s=round(with_images, 2),
+        load_average=round(os.getloadavg()[0], 1),
+    )
     assert (tmp_path / "store" / "report.html").exists()
     assert not (tmp_path / "store" / "charts").exists()
     assert seconds < 5

@@ -14,10 +14,11 @@ stores and altair draws the charts.
 'index_generation_unit'
 """
 
-from nerframe.accelerator_model import Accelerator
-from nerframe.analysis import Analysis, analyze
-from nerframe.builtin_pipelines import pipeline, pipelines
-from nerframe.costing import costs
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from nerframe.errors import (
     CycleError,
     InvalidInputError,
@@ -26,20 +27,82 @@ from nerframe.errors import (
     StoreError,
     UnmappedError,
 )
-from nerframe.graphs import Graph, expand, graph, read_graph
-from nerframe.hardware import accelerator, accelerators
-from nerframe.ops import operators
-from nerframe.probing import probe
-from nerframe.rooflines import System, roofline
-from nerframe.scheduling import Schedule, schedule
-from nerframe.sql import query
-from nerframe.sweep_charts import pareto_chart, sensitivity_chart
-from nerframe.sweep_results import pareto
-from nerframe.sweep_specs import SweepSpec, sweep_spec
-from nerframe.sweeps import sweep
-from nerframe.taxonomy import catalogue
-from nerframe.trace import TracedGraph, trace_graph
-from nerframe.validation import validate
+
+if TYPE_CHECKING:
+    from nerframe import charts as charts
+    from nerframe import trace as trace
+    from nerframe.accelerator_model import Accelerator
+    from nerframe.analysis import Analysis, analyze
+    from nerframe.builtin_pipelines import pipeline, pipelines
+    from nerframe.costing import costs
+    from nerframe.graphs import Graph, expand, graph, read_graph
+    from nerframe.hardware import accelerator, accelerators
+    from nerframe.ops import operators
+    from nerframe.probing import probe
+    from nerframe.rooflines import System, roofline
+    from nerframe.scheduling import Schedule, schedule
+    from nerframe.sql import query
+    from nerframe.sweep_charts import pareto_chart, sensitivity_chart
+    from nerframe.sweep_results import pareto
+    from nerframe.sweep_specs import SweepSpec, sweep_spec
+    from nerframe.sweeps import sweep
+    from nerframe.taxonomy import catalogue
+    from nerframe.trace import TracedGraph, trace_graph
+    from nerframe.validation import validate
+
+_HOMES = {
+    "Accelerator": "accelerator_model",
+    "Analysis": "analysis",
+    "analyze": "analysis",
+    "pipeline": "builtin_pipelines",
+    "pipelines": "builtin_pipelines",
+    "costs": "costing",
+    "Graph": "graphs",
+    "expand": "graphs",
+    "graph": "graphs",
+    "read_graph": "graphs",
+    "accelerator": "hardware",
+    "accelerators": "hardware",
+    "operators": "ops",
+    "probe": "probing",
+    "System": "rooflines",
+    "roofline": "rooflines",
+    "Schedule": "scheduling",
+    "schedule": "scheduling",
+    "query": "sql",
+    "pareto_chart": "sweep_charts",
+    "sensitivity_chart": "sweep_charts",
+    "pareto": "sweep_results",
+    "SweepSpec": "sweep_specs",
+    "sweep_spec": "sweep_specs",
+    "sweep": "sweeps",
+    "catalogue": "taxonomy",
+    "TracedGraph": "trace",
+    "trace_graph": "trace",
+    "validate": "validation",
+}
+"""Where each public name lives. `import nerframe` loads none of these modules: a
+name's module is imported when the name is first used, so a command pays only for
+what it runs (altair, DuckDB and the sweep and trace machinery take longer to
+import than a small command takes to run)."""
+
+_SUBPACKAGES = ("charts", "trace")
+
+if not TYPE_CHECKING:  # type checkers see the imports above instead
+
+    def __getattr__(name: str) -> Any:
+        if name in _HOMES:
+            value = getattr(importlib.import_module(f"nerframe.{_HOMES[name]}"), name)
+        elif name in _SUBPACKAGES:
+            value = importlib.import_module(f"nerframe.{name}")
+        else:
+            raise AttributeError(f"module 'nerframe' has no attribute {name!r}")
+        globals()[name] = value  # later uses are plain attribute look-ups
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted({*globals(), *_HOMES, *_SUBPACKAGES})
+
 
 __all__ = [
     "Accelerator",

@@ -27,10 +27,10 @@ import polars as pl
 
 from nerframe.accelerator_model import Accelerator
 from nerframe.atomic import atomic_folder
-from nerframe.builtin_pipelines import PIPELINES, pipeline
+from nerframe.builtin_pipelines import PIPELINES, load_graph
 from nerframe.costing import costs
 from nerframe.errors import InvalidInputError, NerframeError, StoreError, UnmappedError
-from nerframe.graphs import Graph, expand, read_graph
+from nerframe.graphs import Graph
 from nerframe.hardware import BUILTIN, accelerator, accelerator_table, module_table
 from nerframe.progress import Progress
 from nerframe.rooflines import PRESETS, roofline, system
@@ -221,23 +221,6 @@ def _pipelines(names: Sequence[str] | None) -> list[str]:
     if not names or list(names) == ["all"]:
         return list(PIPELINES)
     return list(dict.fromkeys(names))
-
-
-def load_graph(
-    name: str,
-    rays: int | None = None,
-    samples: int | None = None,
-    gaussians: int | None = None,
-    fine: bool = False,
-    model: str = "realistic",
-) -> Graph:
-    """A built-in pipeline by name (with its workload in workload `model`) or a
-    graph file (.json, .yaml); expanded into its fine graph when `fine`."""
-    if name in PIPELINES or not Path(name).suffix:
-        g = pipeline(name, rays=rays, samples=samples, gaussians=gaussians, model=model)
-    else:
-        g = read_graph(name)
-    return expand(g) if fine else g
 
 
 def _hardware(g: Graph, hardware: Sequence[str] | str) -> list[str]:

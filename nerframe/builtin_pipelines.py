@@ -32,11 +32,12 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 import polars as pl
 
 from nerframe.errors import InvalidInputError, NerframeError, did_you_mean
-from nerframe.graphs import Graph, graph
+from nerframe.graphs import Graph, expand, graph, read_graph
 from nerframe.taxonomy import op_types
 
 RAY_FRAME = 800 * 800
@@ -413,3 +414,24 @@ def pipelines(model: str = "realistic") -> pl.DataFrame:
             }
         )
     return pl.DataFrame(rows)
+
+
+def load_graph(
+    name: str,
+    rays: int | None = None,
+    samples: int | None = None,
+    gaussians: int | None = None,
+    fine: bool = False,
+    model: str = "realistic",
+) -> Graph:
+    """A built-in pipeline by name (with its workload in workload `model`) or a
+    graph file (.json, .yaml); expanded into its fine graph when `fine`.
+
+    >>> load_graph("neurex").ops.height, load_graph("neurex", fine=True).ops.height
+    (5, 7)
+    """
+    if name in PIPELINES or not Path(name).suffix:
+        g = pipeline(name, rays=rays, samples=samples, gaussians=gaussians, model=model)
+    else:
+        g = read_graph(name)
+    return expand(g) if fine else g

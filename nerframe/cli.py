@@ -13,6 +13,7 @@ icarus,inference,4,4096,192,,640000,1.0,icarus,825444532224.0,...
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -22,13 +23,13 @@ import polars as pl
 
 from nerframe.builtin_pipelines import MODELS
 from nerframe.errors import NerframeError
-from nerframe.graphs import Graph
 from nerframe.output import FORMATS, emit, format_value, to_text
 from nerframe.progress import interrupt_at_steps
-from nerframe.trace.ingest import TracedGraph
 
 if TYPE_CHECKING:
+    from nerframe.graphs import Graph
     from nerframe.sweep_specs import SweepSpec
+    from nerframe.trace.ingest import TracedGraph
 
 COST_VIEW = ["op_id", "op_type", "category", "backward", "scope", "bitwidth", "B", "N", "G"]
 COST_TOTALS = ["flops", "bytes_in", "bytes_w", "bytes_out", "bytes_total"]
@@ -64,7 +65,7 @@ def _output(p: argparse.ArgumentParser) -> None:
 
 
 def _graph(args: argparse.Namespace, name: str) -> Graph:
-    from nerframe.analysis import load_graph
+    from nerframe.builtin_pipelines import load_graph
 
     return load_graph(name, args.rays, args.samples, args.gaussians, args.fine, args.model)
 
@@ -129,10 +130,11 @@ def cmd_hardware(args: argparse.Namespace) -> None:
     emit(module_table([accel]), args.format, args.output)
     if _for_people(args):
         mapping = sorted(accel.operator_mapping.items())
+        area = "not published" if math.isnan(accel.area_mm2) else f"{accel.area_mm2:.4g} mm²"
         sys.stdout.write(
             f"\n{accel.name}: {accel.description}\n"
             f"clock {accel.frequency_mhz:g} MHz, DRAM {accel.dram_bandwidth_gbps:g} GB/s, "
-            f"peak {accel.peak_tflops:.4g} TFLOP/s, area {accel.area_mm2:.4g} mm²\n"
+            f"peak {accel.peak_tflops:.4g} TFLOP/s, area {area}\n"
             + "".join(f"  {op} -> {module}\n" for op, module in mapping)
         )
 

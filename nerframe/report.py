@@ -32,14 +32,14 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import metadata
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 import polars as pl
 import vl_convert as vlc
 
 from nerframe import charts, schemas
 from nerframe.atomic import atomic_path
-from nerframe.charts.tables import largest
+from nerframe.charts.tables import CHART, largest
 from nerframe.errors import NerframeError
 from nerframe.progress import Progress
 from nerframe.rooflines import PRESETS, System, roofline
@@ -51,22 +51,13 @@ REQUIRED = ("summary", "schedule", "costs", "ops", "edges")
 REFERENCE_SYSTEM = PRESETS["A100"]
 
 
+Spec = dict[str, Any]
+
+
 @dataclass(frozen=True)
 class _Figure:
     name: str  # file stem under charts/
-    chart: charts.Chart
-    title: str | None = None  # replaces the chart's title; its subtitle stays
-
-    def spec(self) -> dict[str, object]:
-        # Converting a chart to its spec validates it, which costs more than rendering;
-        # the chart functions' tests validate every kind of spec they build. Retitling
-        # the spec, not the chart, spares altair a deep copy of the chart.
-        spec = self.chart.to_dict(validate=False)
-        if self.title is not None:
-            old = spec.get("title")
-            subtitle = old.get("subtitle") if isinstance(old, dict) else None
-            spec["title"] = {"text": self.title} | ({"subtitle": subtitle} if subtitle else {})
-        return spec
+    spec: Spec
 
 
 @dataclass
@@ -79,9 +70,14 @@ class _Page:
     def add(self, fragment: str) -> None:
         self.parts.append(fragment)
 
-    def figure(self, name: str, chart: charts.Chart, title: str | None = None) -> None:
+    def figure(self, name: str, spec: Spec, title: str | None = None) -> None:
+        """Place a chart; `title` replaces its title, its subtitle stays."""
+        if title is not None:
+            old = spec.get("title")
+            subtitle = old.get("subtitle") if isinstance(old, dict) else None
+            spec = spec | {"title": {"text": title} | ({"subtitle": subtitle} if subtitle else {})}
         index = len(self.figures)
-        self.figures.append(_Figure(name, chart, title))
+        self.figures.append(_Figure(name, spec))
         self.parts.append(f'<div class="chart" data-chart="{index}"></div>')
 
     def note(self, text: str) -> None:
@@ -141,16 +137,21 @@ def _load(store: Path) -> dict[str, pl.DataFrame]:
         )
     try:
         return {
-            name: pl.concat(
-                [pl.read_parquet(f, hive_partitioning=False) for f in files],
-                how="diagonal_relaxed",
-            )
-            if files
-            else schemas.empty(name)
-            for name, files in parts.items()
+            name: _read(files) if files else schemas.empty(name) for name, files in parts.items()
         }
     except (OSError, pl.exceptions.PolarsError) as e:
         raise NerframeError(f"{store}: unreadable table ({str(e).splitlines()[0]})") from None
+
+
+def _read(files: list[Path]) -> pl.DataFrame:
+    """The rows of a table's Parquet parts, in one read when they share a schema."""
+    try:
+        return pl.read_parquet(files, hive_partitioning=False)
+    except (pl.exceptions.SchemaError, pl.exceptions.ColumnNotFoundError):
+        # Parts with other columns or types (written by another version): union them.
+        return pl.concat(
+            [pl.read_parquet(f, hive_partitioning=False) for f in files], how="diagonal_relaxed"
+        )
 
 
 def _own_system(accel: str, frames: dict[str, pl.DataFrame]) -> System | None:
@@ -231,11 +232,19 @@ def _summary_table(summary: pl.DataFrame) -> str:
     body = []
     for row in summary.iter_rows(named=True):
         cells = "".join(
-            f'<td class="{"num" if c in _NUMERIC else "text"}">{_e(v)}</td>'
+            f"<td {_cell_attributes(c, row[c])}>{_e(v)}</td>"
             for (c, _), v in zip(_COLUMNS, _cells(row), strict=True)
         )
         body.append(f'<tr class="{_e(row["status"])}">{cells}</tr>')
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def _cell_attributes(column: str, value: object) -> str:
+    # A DRAM utilisation above 1 means an optimistic schedule: marked here, explained in
+    # the pair's section.
+    if column == "dram_utilization" and isinstance(value, float) and value > 1:
+        return 'class="num over" title="above 1: the schedule is optimistic"'
+    return f'class="{"num" if column in _NUMERIC else "text"}"'
 
 
 def _warning_list(items: list[str]) -> str:
@@ -257,8 +266,48 @@ def _workload(graph: str, frames: dict[str, pl.DataFrame], summary: pl.DataFrame
     return f"Workload: {len(ops)} ops; " + ", ".join(parts) + "."
 
 
+def _pair_systems(own: System | None) -> list[System]:
+    """The roofline systems of a pair's chart: its accelerator's own and the reference."""
+    return list({s.name: s for s in (own, REFERENCE_SYSTEM) if s is not None}.values())
+
+
+def _pair_specs(
+    frames: dict[str, pl.DataFrame], pairs: list[tuple[str, str]], own: dict[str, System | None]
+) -> dict[tuple[str, str], dict[str, Spec]]:
+    """Each pair's Gantt, roofline and breakdown specs, kind by kind for every pair at
+    once (a pair without schedule or cost rows has none of that kind)."""
+    ids = pl.DataFrame(
+        {
+            CHART: range(len(pairs)),
+            "graph": [g for g, _ in pairs],
+            "accelerator": [a for _, a in pairs],
+        },
+        schema={CHART: pl.UInt32, "graph": pl.String, "accelerator": pl.String},
+    )
+    specs: dict[tuple[str, str], dict[str, Spec]] = {pair: {} for pair in pairs}
+    schedule = frames["schedule"].join(ids, on=["graph", "accelerator"])
+    for kind, make in (("gantt", charts.gantt_specs), ("breakdown", charts.breakdown_specs)):
+        for chart, spec in make(schedule).items():
+            specs[pairs[cast(int, chart)]][kind] = spec
+    shown = pl.DataFrame(
+        [(i, g, s.name) for i, (g, a) in enumerate(pairs) for s in _pair_systems(own[a])],
+        schema={CHART: pl.UInt32, "graph": pl.String, "system": pl.String},
+        orient="row",
+    )
+    systems = {s.name: s for _, a in pairs for s in _pair_systems(own[a])}
+    if frames["costs"].height and systems:
+        rows = roofline(frames["costs"], list(systems.values()))
+        for chart, spec in charts.roofline_specs(rows.join(shown, on=["graph", "system"])).items():
+            specs[pairs[cast(int, chart)]]["roofline"] = spec
+    return specs
+
+
 def _pair_section(
-    page: _Page, row: dict[str, object], frames: dict[str, pl.DataFrame], load: list[str]
+    page: _Page,
+    row: dict[str, object],
+    specs: dict[str, Spec],
+    own: System | None,
+    load: list[str],
 ) -> None:
     graph, accel = str(row["graph"]), str(row["accelerator"])
     stem = f"{_slug(graph)}--{_slug(accel)}"
@@ -288,27 +337,18 @@ def _pair_section(
     warnings += [f"accelerator {accel}: {w}" for w in load]
     if warnings:
         page.add(_warning_list(warnings))
-    schedule = frames["schedule"].filter(
-        (pl.col("graph") == graph) & (pl.col("accelerator") == accel)
-    )
-    if schedule.height:
-        page.figure(f"gantt--{stem}", charts.gantt_chart(schedule))
+    if "gantt" in specs:
+        page.figure(f"gantt--{stem}", specs["gantt"])
     else:
         page.note("The store holds no schedule rows for this pair.")
-    costs = frames["costs"].filter(pl.col("graph") == graph)
-    own = _own_system(accel, frames)
-    systems = [s for s in (own, REFERENCE_SYSTEM) if s is not None]
     if own is None:
         page.note(f"No roofline system for {accel} in the store; showing {REFERENCE_SYSTEM.name}.")
-    if costs.height:
-        unique = list({s.name: s for s in systems}.values())
-        chart = charts.roofline_chart(roofline(costs, unique))
-        names = " and ".join(s.name for s in unique)
+    if "roofline" in specs:
+        names = " and ".join(s.name for s in _pair_systems(own))
         # Every chart of a report names its pipeline and accelerator.
-        page.figure(f"roofline--{stem}", chart, f"Roofline of {graph} on {names}")
-    if schedule.height:
-        chart = charts.breakdown_chart(schedule)
-        page.figure(f"breakdown--{stem}", chart, f"Breakdown of {graph} on {accel}")
+        page.figure(f"roofline--{stem}", specs["roofline"], f"Roofline of {graph} on {names}")
+    if "breakdown" in specs:
+        page.figure(f"breakdown--{stem}", specs["breakdown"], f"Breakdown of {graph} on {accel}")
     page.add("</section>")
 
 
@@ -329,7 +369,7 @@ def _measured_section(page: _Page, measured: pl.DataFrame) -> None:
             shown = "–" if error is None else f"{error:.3g} (×{10**error:.3g})"
             page.add(f"<p>{_e(graph)}: median |log10(measured / predicted)| = {_e(shown)}</p>")
         if table["ratio"].is_not_null().any():
-            page.figure("measured", charts.measured_chart(table))
+            page.figure("measured", charts.measured_chart(table).to_dict(validate=False))
     head = ["graph", "op", "op type", "module", "measured (s)", "predicted (s)", "ratio", "note"]
     rows = "".join(
         "<tr>"
@@ -422,7 +462,7 @@ h1 { margin-bottom: 0.2em; } h2 { border-bottom: 1px solid #ccc; margin-top: 2em
 table { border-collapse: collapse; margin: 1em 0; font-size: 0.9em; }
 th, td { border: 1px solid #ddd; padding: 0.3em 0.6em; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
-tr.unmapped { color: #888; }
+tr.unmapped { color: #888; } td.over { color: #a33; font-weight: bold; }
 .warnings li { color: #a33; } .note { color: #666; font-style: italic; }
 .chart { margin: 1em 0; overflow-x: auto; } .meta { color: #666; }
 nav ul { columns: 3; }
@@ -455,13 +495,25 @@ def _validation_section(page: _Page) -> None:
     from nerframe.validation import summary, validate
 
     table = validate()
-    columns = ("id", "tag", "metric", "value", "unit", "predicted", "error", "source")
+    columns = (
+        "id",
+        "tag",
+        "metric",
+        "workload",
+        "bound",
+        "value",
+        "unit",
+        "predicted",
+        "error",
+        "score",
+        "source",
+    )
     head = "".join(f"<th>{_e(c)}</th>" for c in columns)
     body = "".join(
         "<tr>"
         + "".join(
             f'<td class="num">{_num(row[c], 3)}</td>'
-            if c in ("value", "predicted", "error")
+            if c in ("value", "predicted", "error", "score")
             else f'<td class="text">{_e(row[c])}</td>'
             for c in columns
         )
@@ -541,6 +593,9 @@ def build_report(store: str | Path, output: str | Path | None = None, images: bo
         + "</pre></details>"
     )
     graphs = summary["graph"].unique().sort().to_list()
+    ok = summary.filter(status="ok").select("graph", "accelerator").rows()
+    own = {accel: _own_system(accel, frames) for accel in sorted({a for _, a in ok})}
+    specs = _pair_specs(frames, ok, own)
     page.add(
         '<nav><ul><li><a href="#overview">overview</a></li>'
         '<li><a href="#validation">validation</a></li>'
@@ -548,7 +603,7 @@ def build_report(store: str | Path, output: str | Path | None = None, images: bo
         + "</ul></nav>"
     )
     page.add('<section id="overview"><h2>Overview</h2>')
-    page.figure("matrix", charts.matrix_chart(summary))
+    page.figure("matrix", charts.matrix_spec(summary))
     page.add(_summary_table(summary))
     run = manifest.get("run")
     page.add(_conventions(run if isinstance(run, dict) else {}))
@@ -574,10 +629,11 @@ def build_report(store: str | Path, output: str | Path | None = None, images: bo
         page.add(f'<p class="workload">{_e(_workload(graph, frames, summary))}</p>')
         ops = frames["ops"].filter(pl.col("graph") == graph)
         if ops.height:
-            page.figure(f"graph--{_slug(graph)}", charts.graph_chart(ops, frames["edges"]))
+            page.figure(f"graph--{_slug(graph)}", charts.graph_spec(ops, frames["edges"]))
         for row in summary.filter(graph=graph).iter_rows(named=True):
             if row["status"] == "ok":
-                _pair_section(page, row, frames, load.get(str(row["accelerator"]), []))
+                pair = (graph, str(row["accelerator"]))
+                _pair_section(page, row, specs[pair], own[pair[1]], load.get(pair[1], []))
             else:
                 page.note(f"{row['accelerator']}: {row['status']} ({row['message']})")
         page.add("</section>")
@@ -586,12 +642,12 @@ def build_report(store: str | Path, output: str | Path | None = None, images: bo
     if len(set(names)) != len(names):
         raise NerframeError(f"{store}: pipeline or accelerator names collide in chart file names")
     target = Path(output) if output is not None else store / "report.html"
-    specs = [figure.spec() for figure in page.figures]
+    figures = [figure.spec for figure in page.figures]
     if images:
-        _export(target.parent / "charts", names, specs)
+        _export(target.parent / "charts", names, figures)
     if output is None:
         with atomic_path(store / "summary.md") as tmp:
             tmp.write_text(_summary_markdown(summary), encoding="utf-8")
     with atomic_path(target) as tmp:
-        tmp.write_text(_document(page, specs), encoding="utf-8")
+        tmp.write_text(_document(page, figures), encoding="utf-8")
     return target

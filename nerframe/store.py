@@ -83,8 +83,12 @@ def write_manifest(store: str | Path, run: dict[str, object]) -> Path:
     from nerframe import __version__
 
     store = Path(store)
+    # One scan per table (the parts' columns need not agree to be counted).
     counts = {
-        table.name: sum(pl.scan_parquet(p).select(pl.len()).collect().item() for p in parts)
+        table.name: pl.scan_parquet(parts, extra_columns="ignore", missing_columns="insert")
+        .select(pl.len())
+        .collect()
+        .item()
         for table in sorted(store.iterdir())
         if table.is_dir() and (parts := sorted(table.rglob("*.parquet")))
     }

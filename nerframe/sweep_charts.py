@@ -14,16 +14,21 @@ Both take small tables (a front from `nerframe.sweep_results.pareto`, the
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-import altair as alt
 import polars as pl
 
 from nerframe.errors import NerframeError
+
+if TYPE_CHECKING:
+    import altair as alt
 
 _BETTER = {"max": "higher is better", "min": "lower is better"}
 
 
 def _tooltip(rows: pl.DataFrame) -> list[alt.Tooltip]:
+    import altair as alt  # altair takes a third of a second to import: only charts need it
+
     # A dot in a field name means a nested field to Vega-Lite: escape the axis names'.
     return [
         alt.Tooltip(
@@ -46,6 +51,8 @@ def pareto_chart(
     missing = [c for c in ("graph", *names[:2]) if c not in front.columns]
     if missing:
         raise NerframeError(f"pareto_chart: the front has no column {missing[0]!r}")
+    import altair as alt
+
     x, y = names[1], names[0]
     rows = front.with_columns(pl.col(pl.Enum, pl.Categorical).cast(pl.String))
     tooltip = _tooltip(rows)
@@ -67,6 +74,8 @@ def sensitivity_chart(sensitivity: pl.DataFrame) -> alt.Chart:
     missing = [c for c in ("graph", "axis", "swing") if c not in sensitivity.columns]
     if missing:
         raise NerframeError(f"sensitivity_chart: the table has no column {missing[0]!r}")
+    import altair as alt
+
     return (
         alt.Chart(sensitivity)
         .mark_bar()

@@ -380,6 +380,86 @@ def test_matrix_chart_shows_unmapped_pairs(frames: dict[str, pl.DataFrame]) -> N
     }
 
 
+# --------------------------------------------------------------------------- specs from templates
+
+
+def _inlined(spec: Spec) -> Spec:
+    """`spec` with each named dataset written where it is used: specs that name their
+    datasets differently compare equal when they draw the same rows."""
+    datasets = spec.get("datasets", {})
+
+    def put(node: Any) -> Any:
+        if isinstance(node, dict):
+            if set(node) == {"name"} and node["name"] in datasets:
+                return {"values": datasets[node["name"]]}
+            return {k: put(v) for k, v in node.items() if k != "datasets"}
+        if isinstance(node, list):
+            return [put(v) for v in node]
+        return node
+
+    return put(spec)
+
+
+def _keyed(table: pl.DataFrame, *by: str) -> pl.DataFrame:
+    return table.with_columns(pl.concat_str(*by, separator="|").alias(charts.CHART))
+
+
+def test_spec_functions_give_the_charts_specs(frames: dict[str, pl.DataFrame]) -> None:
+    # The report's specs come from one template per kind with the data put in; each
+    # must equal what altair gives for the same chart (which `_check` validates).
+    schedule = _keyed(frames["schedule"], "graph", "accelerator")
+    pairs = schedule.select("graph", "accelerator").unique().rows()
+    assert len(pairs) == 3
+    for make, chart in (
+        (charts.gantt_specs, charts.gantt_chart),
+        (charts.breakdown_specs, charts.breakdown_chart),
+    ):
+        specs = make(schedule)
+        assert sorted(specs) == sorted(f"{g}|{a}" for g, a in pairs)
+        for g, a in pairs:
+            expected = _check(chart(frames["schedule"].filter(graph=g, accelerator=a)))
+            assert _inlined(specs[f"{g}|{a}"]) == _inlined(expected)
+    costs = frames["costs"].with_columns(pl.lit("all").alias(charts.CHART))
+    (spec,) = charts.breakdown_specs(costs).values()
+    assert _inlined(spec) == _inlined(_check(charts.breakdown_chart(frames["costs"])))
+    for graph in ("gsplat", "hashnerf_train"):
+        ops = frames["ops"].filter(graph=graph)
+        expected = _check(charts.graph_chart(ops, frames["edges"]))
+        assert _inlined(charts.graph_spec(ops, frames["edges"])) == _inlined(expected)
+    expected = _check(charts.matrix_chart(frames["summary"]))
+    assert _inlined(charts.matrix_spec(frames["summary"])) == _inlined(expected)
+
+
+def test_roofline_specs_merge_only_the_charts_that_need_it(
+    frames: dict[str, pl.DataFrame],
+) -> None:
+    # One chart of 20,000 ops must be merged, the others not; one chart's only op has
+    # no bytes (no point, and a subtitle counting its row on each of the 4 systems).
+    small = frames["roofline"].filter(graph="gsplat")
+    hidden = small.filter(op_id=0).with_columns(bytes_total=pl.lit(0.0), graph=pl.lit("none"))
+    big = _big_roofline(20_000)
+    table = pl.concat([_keyed(t, "graph") for t in (small, hidden, big)])
+    specs = charts.roofline_specs(table)
+    assert sorted(specs) == ["big", "gsplat", "none"]
+    for name, rows in (("gsplat", small), ("none", hidden), ("big", big)):
+        assert _inlined(specs[name]) == _inlined(_check(charts.roofline_chart(rows)))
+    marks = _inlined(specs["big"])["layer"][1]["data"]["values"]
+    assert len(marks) <= charts.MAX_ROWS and sum(m["ops"] for m in marks) == 20_000
+    assert len(_inlined(specs["gsplat"])["layer"][1]["data"]["values"]) == small.height
+    assert specs["none"]["title"]["subtitle"] == "4 op row(s) with zero FLOPs or bytes not shown"
+    assert _inlined(specs["none"])["layer"][1]["data"]["values"] == []
+    assert "subtitle" not in specs["gsplat"]["title"]
+
+
+def test_templates_are_drawn_once_per_kind(frames: dict[str, pl.DataFrame]) -> None:
+    from nerframe.charts import templates
+
+    templates.template.cache_clear()
+    charts.gantt_specs(_keyed(frames["schedule"], "graph", "accelerator"))
+    charts.gantt_specs(_keyed(frames["schedule"], "accelerator"))
+    assert templates.template.cache_info().misses == 1
+
+
 # --------------------------------------------------------------------------- export
 
 

@@ -74,6 +74,13 @@ def test_hardware_listing_and_warnings(shared: Path) -> None:
     assert "warning: accelerator_name 'ICARUS' does not match" in original.stderr
 
 
+def test_hardware_states_an_unpublished_area(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["hardware", "gbu"]) == 0
+    assert "area not published" in capsys.readouterr().out  # the Orin NX's area is not
+    assert main(["hardware", "neurex"]) == 0
+    assert "area 0.6074 mm²" in capsys.readouterr().out
+
+
 def test_schedule_command(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["schedule", "neurex", "--hardware", "neurex"]) == 0
     out = capsys.readouterr().out

@@ -113,6 +113,9 @@ def test_overview_warnings_and_unmapped(store: Path) -> None:
     pair = page[page.index('<section id="gsplat--server_npu">') :]
     pair = pair[: pair.index("</section>")]
     assert f"DRAM utilisation {utilization.item():.3g} &gt; 1" in pair and "optimistic" in pair
+    # The overview table marks that cell, and only that one.
+    over = re.findall(r'<td class="num over" title="([^"]*)">([^<]*)</td>', overview)
+    assert over == [("above 1: the schedule is optimistic", f"{utilization.item():.4g}")]
     assert "accelerator server_npu:" not in pair
     utilization = summary.filter(graph="hashnerf_train", accelerator="edge_npu")["dram_utilization"]
     assert utilization.item() <= 1
@@ -151,6 +154,23 @@ def test_store_without_accelerators_table(store: Path, tmp_path: Path) -> None:
     assert "Accelerator load warnings" not in page
     # The accelerator's own roof comes from the store's roofline table instead.
     assert "server_npu ridge" in (copy / "charts" / "roofline--gsplat--server_npu.svg").read_text()
+
+
+def test_parts_with_other_columns_are_united(store: Path, tmp_path: Path) -> None:
+    # A table's parts are read in one call when their schemas agree; parts written with
+    # other columns or types (another version) are united column by column instead.
+    copy = tmp_path / "store"
+    shutil.copytree(store, copy)
+    part = next(p for p in tables(copy)["summary"] if "gsplat/hardware=edge_npu" in str(p))
+    pl.read_parquet(part).drop("message").with_columns(
+        pl.col("area_mm2").cast(pl.Float32)
+    ).write_parquet(part)
+    page = build_report(copy, tmp_path / "report.html").read_text()
+    expected = build_report(store, tmp_path / "expected.html").read_text()
+    # The dropped message is the unmapped pair's; only that one changes.
+    assert page.count("<tr class=") == expected.count("<tr class=") == 4
+    message = html.escape(_unmapped_message(store))
+    assert message in expected and message not in page
 
 
 def test_bad_stores(store: Path, tmp_path: Path) -> None:

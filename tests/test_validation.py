@@ -157,6 +157,9 @@ def test_report_section_lists_every_row_and_the_summary(table: pl.DataFrame) -> 
     assert html_escape(summary(table)) in html  # "<=" is escaped
     for row_id in table["id"]:
         assert f">{row_id}<" in html
+    for column in ("workload", "bound", "score"):
+        assert f"<th>{column}</th>" in html
+    assert ">frame_pixels=8334<" in html and ">upper<" in html
 
 
 def test_speedup_against_another_pipeline_on_the_same_gpu(table: pl.DataFrame) -> None:

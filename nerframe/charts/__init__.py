@@ -7,8 +7,10 @@ large its input: when the exact rows do not fit, operators are merged into
 coarser groups (the tooltip then says how many ops a mark stands for).
 `save_chart` writes PNG, SVG or self-contained HTML through vl-convert, without
 any network access, using the Liberation Sans font vl-convert ships with.
-One module per chart, plus the shared look (`theme`), table preparation
-(`tables`) and export (`export`).
+The ``*_spec`` and ``*_specs`` functions give the Vega-Lite specs of the same
+charts without building altair objects per chart (`templates`): the specs of every
+pair of a store at once, in a fraction of the time. One module per chart, plus the
+shared look (`theme`), table preparation (`tables`), templates and export (`export`).
 
 >>> import polars as pl
 >>> summary = pl.DataFrame({"graph": ["nerf"], "accelerator": ["npu"], "status": ["ok"],
@@ -18,26 +20,32 @@ One module per chart, plus the shared look (`theme`), table preparation
 ['frames per second', 'energy per frame (J)']
 """
 
-from nerframe.charts.breakdown import breakdown_chart
-from nerframe.charts.dataflow import graph_chart
+from nerframe.charts.breakdown import breakdown_chart, breakdown_specs
+from nerframe.charts.dataflow import graph_chart, graph_spec
 from nerframe.charts.export import save_chart
-from nerframe.charts.gantt import gantt_chart
-from nerframe.charts.matrix import matrix_chart
+from nerframe.charts.gantt import gantt_chart, gantt_specs
+from nerframe.charts.matrix import matrix_chart, matrix_spec
 from nerframe.charts.measured import measured_chart
-from nerframe.charts.roofline_plot import roofline_chart
-from nerframe.charts.tables import MAX_ROWS
+from nerframe.charts.roofline_plot import roofline_chart, roofline_specs
+from nerframe.charts.tables import CHART, MAX_ROWS
 from nerframe.charts.theme import CONFIG, VL_VERSION, Chart
 
 __all__ = [
+    "CHART",
     "CONFIG",
     "MAX_ROWS",
     "VL_VERSION",
     "Chart",
     "breakdown_chart",
+    "breakdown_specs",
     "gantt_chart",
+    "gantt_specs",
     "graph_chart",
+    "graph_spec",
     "matrix_chart",
+    "matrix_spec",
     "measured_chart",
     "roofline_chart",
+    "roofline_specs",
     "save_chart",
 ]

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import altair as alt
 import polars as pl
 
 from nerframe.charts.tables import MAX_ROWS, fitting, largest, one_value, op_label, plain, require
+from nerframe.charts.templates import Parts, filled
 from nerframe.charts.theme import Chart, category_color
 from nerframe.errors import CycleError, NerframeError
 from nerframe.kernels.dag import dag, depths
@@ -33,6 +35,22 @@ def graph_chart(ops: pl.DataFrame, edges: pl.DataFrame) -> Chart:
     """The operator DAG of one pipeline, in layers (layer = longest path from a source
     over data edges); nodes labelled by op type (``(B)`` for backward), data edges
     solid, feedback edges dashed."""
+    return _draw(*_prepare(ops, edges))
+
+
+def graph_spec(ops: pl.DataFrame, edges: pl.DataFrame) -> dict[str, Any]:
+    """The spec of `graph_chart`, drawn from a template (`nerframe.charts.templates`).
+
+    >>> import nerframe
+    >>> g = nerframe.pipeline("neurex")
+    >>> graph_spec(g.ops, g.edges)["title"]
+    {'text': 'Operator graph of neurex', 'subtitle': '5 ops'}
+    """
+    return filled(_draw, *_prepare(ops, edges))
+
+
+def _prepare(ops: pl.DataFrame, edges: pl.DataFrame) -> Parts:
+    """The chart's datasets (``paths``, ``nodes``) and values."""
     require(ops, ("graph", "op_id", "op_type", "category", "backward"), "graph_chart")
     require(edges, ("graph", "src", "dst", "kind"), "graph_chart")
     if ops.is_empty():
@@ -161,15 +179,26 @@ def graph_chart(ops: pl.DataFrame, edges: pl.DataFrame) -> Chart:
         .sort("edge", "step")
     )
     depth = int(largest(nodes["layer"]))
+    values = {
+        "x_max": depth + 0.5,
+        # Bounded so that a long graph fits the page: its nodes move closer instead.
+        "width": min(max(150 * (depth + 1), 300), _MAX_WIDTH),
+        "height": min(max(60 * int(largest(nodes["width"])), 160), _MAX_HEIGHT),
+        "title": f"Operator graph of {graph}",
+        "subtitle": f"{ops.height:,} ops" + ("" if nodes.height == ops.height else ", merged"),
+    }
+    return {"paths": paths, "nodes": nodes}, values
 
+
+def _draw(data: Mapping[str, Any], v: Mapping[str, Any]) -> Chart:
     def x(field: str) -> alt.X:
-        return alt.X(f"{field}:Q", axis=None, scale=alt.Scale(domain=[-0.5, depth + 0.5]))
+        return alt.X(f"{field}:Q", axis=None, scale=alt.Scale(domain=[-0.5, v["x_max"]]))
 
     def y(field: str) -> alt.Y:
         return alt.Y(f"{field}:Q", axis=None, scale=alt.Scale(zero=False, padding=24))
 
     edge_layer = (
-        alt.Chart(paths)
+        alt.Chart(data["paths"])
         .mark_line(color="#888888", strokeWidth=1.5, interpolate="basis")
         .encode(
             x=x("x"),
@@ -183,7 +212,7 @@ def graph_chart(ops: pl.DataFrame, edges: pl.DataFrame) -> Chart:
             ),
         )
     )
-    node_layer = alt.Chart(nodes).encode(
+    node_layer = alt.Chart(data["nodes"]).encode(
         x=x("layer"),
         y=y("y"),
         tooltip=[
@@ -193,16 +222,12 @@ def graph_chart(ops: pl.DataFrame, edges: pl.DataFrame) -> Chart:
             alt.Tooltip("ops:Q", title="ops in this node"),
         ],
     )
+    # Sizes and title as constructor arguments: `properties` would validate them.
     return alt.layer(
         edge_layer,
         node_layer.mark_circle(size=260, opacity=1).encode(color=category_color()),
         node_layer.mark_text(dy=-16, fontSize=11).encode(text="label:N"),
-    ).properties(
-        # Bounded so that a long graph fits the page: its nodes move closer instead.
-        width=min(max(150 * (depth + 1), 300), _MAX_WIDTH),
-        height=min(max(60 * int(largest(nodes["width"])), 160), _MAX_HEIGHT),
-        title=alt.Title(
-            f"Operator graph of {graph}",
-            subtitle=f"{ops.height:,} ops" + ("" if nodes.height == ops.height else ", merged"),
-        ),
+        width=v["width"],
+        height=v["height"],
+        title=alt.Title(v["title"], subtitle=v["subtitle"]),
     )

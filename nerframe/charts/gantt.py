@@ -3,20 +3,23 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import altair as alt
 import polars as pl
 
 from nerframe.charts.tables import (
-    fitting,
-    largest,
+    CHART,
+    by_chart,
+    fitting_by,
     merged_label,
     one_value,
     op_label,
     plain,
     require,
 )
+from nerframe.charts.templates import Parts, filled
 from nerframe.charts.theme import Chart, category_color
 from nerframe.errors import NerframeError
 
@@ -39,32 +42,73 @@ def gantt_chart(schedule: pl.DataFrame) -> Chart:
     require(schedule, _GANTT_COLUMNS, "gantt_chart")
     if schedule.is_empty():
         raise NerframeError("gantt_chart: empty schedule")
-    graph = one_value(schedule, "graph", "gantt_chart")
-    accel = one_value(schedule, "accelerator", "gantt_chart")
+    one_value(schedule, "graph", "gantt_chart")
+    one_value(schedule, "accelerator", "gantt_chart")
+    ((data, values),) = _prepare(schedule.with_columns(pl.lit(0).alias(CHART))).values()
+    return _draw(data, values)
+
+
+def gantt_specs(schedule: pl.DataFrame) -> dict[object, dict[str, Any]]:
+    """The spec of `gantt_chart` for each value of the ``chart`` column of `schedule`
+    (one pipeline on one accelerator each), prepared in one pass and drawn from one
+    template (`nerframe.charts.templates`): a report's hundreds of charts in a blink.
+
+    >>> import nerframe, polars as pl
+    >>> run = nerframe.schedule(nerframe.pipeline("neurex"), "neurex")
+    >>> specs = gantt_specs(run.schedule.with_columns(chart=pl.lit("neurex")))
+    >>> specs["neurex"]["title"]["text"]
+    'Schedule of neurex on neurex'
+    """
+    require(schedule, (*_GANTT_COLUMNS, CHART), "gantt_specs")
+    return {
+        chart: filled(_draw, data, values) for chart, (data, values) in _prepare(schedule).items()
+    }
+
+
+def _prepare(schedule: pl.DataFrame) -> dict[object, Parts]:
+    """Per chart: its datasets (``bars``, ``separators``) and values."""
     lanes = (
-        schedule.group_by("module")
+        schedule.group_by(CHART, "module")
         .agg(
             lanes=(pl.col("first_instance") + pl.col("instances")).max(),
             first=pl.col("start_cycle").min(),
         )
-        .sort("first", "module")
-        .with_columns(base=pl.col("lanes").cum_sum() - pl.col("lanes"))
+        .sort(CHART, "first", "module")
+        .with_columns(base=(pl.col("lanes").cum_sum() - pl.col("lanes")).over(CHART))
     )
-    total = int(lanes["lanes"].sum())
-    names = [
-        (module, None if count == 1 else i)
-        for module, count in lanes.select("module", "lanes").iter_rows()
-        for i in range(count)
-    ]
-    placed = schedule.join(lanes.select("module", "base"), on="module").with_columns(
-        lane_lo=pl.col("base") + pl.col("first_instance"),
-        lane_hi=pl.col("base") + pl.col("first_instance") + pl.col("instances"),
+    # Each chart's lanes in order: (module, instance or None when it has one).
+    names: dict[object, list[tuple[str, int | None]]] = {}
+    for chart, module, count in lanes.select(CHART, "module", "lanes").iter_rows():
+        names.setdefault(chart, []).extend(
+            (module, None if count == 1 else i) for i in range(count)
+        )
+    full = pl.DataFrame(
+        {
+            CHART: [c for c, lane_names in names.items() for _ in lane_names],
+            "lane": [i for lane_names in names.values() for i in range(len(lane_names))],
+            "name": [_lane_label(m, i) for lane_names in names.values() for m, i in lane_names],
+        },
+        schema={CHART: schedule.schema[CHART], "lane": pl.Int64, "name": pl.String},
     )
-    placed = placed.with_columns(lanes=_lane_span(names))
-    makespan = max(int(largest(placed["end_cycle"])), 1)
+    placed = (
+        schedule.join(lanes.select(CHART, "module", "base"), on=[CHART, "module"])
+        .with_columns(
+            lane_lo=pl.col("base") + pl.col("first_instance"),
+            lane_hi=pl.col("base") + pl.col("first_instance") + pl.col("instances"),
+            makespan=pl.max_horizontal(pl.col("end_cycle").max().over(CHART), 1),
+        )
+        .join(_lane_names(full, "lane_lo", 0), on=[CHART, "lane_lo"])
+        .join(_lane_names(full, "lane_hi", 1), on=[CHART, "lane_hi"], suffix="_last")
+        .with_columns(
+            lanes=pl.when(pl.col("lane_hi") - pl.col("lane_lo") == 1)
+            .then("name")
+            .otherwise(pl.format("{} to {}", "name", "name_last"))
+        )
+    )
 
-    def exact() -> pl.DataFrame:
-        return placed.select(
+    def exact(rows: pl.DataFrame) -> pl.DataFrame:
+        return rows.select(
+            CHART,
             "module",
             "category",
             "lane_lo",
@@ -78,14 +122,14 @@ def gantt_chart(schedule: pl.DataFrame) -> Chart:
             bound=pl.col("bound").cast(pl.String),
         )
 
-    def merged(buckets: int) -> Callable[[], pl.DataFrame]:
+    def merged(buckets: int) -> Callable[[pl.DataFrame], pl.DataFrame]:
         # Ops on the same lanes, of one category, starting in the same slice of the
         # makespan become one bar from the first start to the last end.
-        def make() -> pl.DataFrame:
-            bucket = pl.col("start_cycle") * buckets // makespan
+        def make(rows: pl.DataFrame) -> pl.DataFrame:
+            bucket = pl.col("start_cycle") * buckets // pl.col("makespan")
             return (
-                placed.group_by(
-                    "module", "category", "lane_lo", "lane_hi", "lanes", bucket.alias("b")
+                rows.group_by(
+                    CHART, "module", "category", "lane_lo", "lane_hi", "lanes", bucket.alias("b")
                 )
                 .agg(
                     merged_label().alias("op"),
@@ -100,20 +144,54 @@ def gantt_chart(schedule: pl.DataFrame) -> Chart:
 
         return make
 
-    bars = fitting("gantt_chart", [exact, *(merged(b) for b in (1000, 100, 10, 1))])
-    bars = plain(bars).sort("lane_lo", "start_cycle", "op")
-    labels = [_lane_label(module, i, _LABEL_CHARS) for module, i in names]
-    label_expr = f"{json.dumps(labels)}[floor(datum.value)]"
+    bars = fitting_by(
+        "gantt_chart",
+        placed,
+        [exact, *(merged(b) for b in (1000, 100, 10, 1))],
+        lambda table: plain(table).sort(CHART, "lane_lo", "start_cycle", "op"),
+    )
+    separators = by_chart(
+        lanes.filter(pl.col("base") > 0).select(
+            CHART, "module", lane=pl.col("base").cast(pl.Float64)
+        )
+    )
+    no_separators = pl.DataFrame(schema={"module": pl.String, "lane": pl.Float64})
+    makespans = dict(placed.group_by(CHART).agg(pl.col("makespan").first()).iter_rows())
+    titles = dict(
+        schedule.group_by(CHART)
+        .agg(pl.format("Schedule of {} on {}", "graph", "accelerator").first())
+        .iter_rows()
+    )
+    parts = {}
+    for chart, lane_names in names.items():
+        total = len(lane_names)
+        labels = [_lane_label(module, i, _LABEL_CHARS) for module, i in lane_names]
+        values = {
+            "lanes": total,
+            "ticks": [i + 0.5 for i in range(total)],
+            "label_expr": f"{json.dumps(labels)}[floor(datum.value)]",
+            # Lanes are labelled one by one while they are tall enough to read.
+            "label_overlap": _LANE_PX * total > _GANTT_MAX_HEIGHT and "greedy",
+            "makespan": makespans[chart],
+            "height": min(max(_LANE_PX * total, 120), _GANTT_MAX_HEIGHT),
+            "title": titles[chart],
+            "subtitle": f"{makespans[chart]:,} cycles",
+        }
+        data = {"bars": bars[chart], "separators": separators.get(chart, no_separators)}
+        parts[chart] = (data, values)
+    return parts
+
+
+def _draw(data: Mapping[str, Any], v: Mapping[str, Any]) -> Chart:
     y = alt.Y(
         "lane_lo:Q",
-        scale=alt.Scale(domain=[0, total], reverse=True, nice=False, zero=True),
+        scale=alt.Scale(domain=[0, v["lanes"]], reverse=True, nice=False, zero=True),
         axis=alt.Axis(
-            values=[i + 0.5 for i in range(total)],
+            values=v["ticks"],
             # Vega thins explicit values down to tickCount, which defaults to height/40.
-            tickCount=total,
-            labelExpr=label_expr,
-            # Lanes are labelled one by one while they are tall enough to read.
-            labelOverlap=_LANE_PX * total > _GANTT_MAX_HEIGHT and "greedy",
+            tickCount=v["lanes"],
+            labelExpr=v["label_expr"],
+            labelOverlap=v["label_overlap"],
             labelLimit=_LABEL_PX,
             grid=False,
             ticks=False,
@@ -121,10 +199,10 @@ def gantt_chart(schedule: pl.DataFrame) -> Chart:
         ),
     )
     gantt = (
-        alt.Chart(bars)
+        alt.Chart(data["bars"])
         .mark_rect(stroke="white", strokeWidth=0.5)
         .encode(
-            x=alt.X("start_cycle:Q", title="cycle", scale=alt.Scale(domain=[0, makespan])),
+            x=alt.X("start_cycle:Q", title="cycle", scale=alt.Scale(domain=[0, v["makespan"]])),
             x2="end_cycle:Q",
             y=y,
             y2="lane_hi:Q",
@@ -142,16 +220,17 @@ def gantt_chart(schedule: pl.DataFrame) -> Chart:
         )
     )
     separators = (
-        alt.Chart(
-            lanes.select("module", lane=pl.col("base").cast(pl.Float64)).filter(pl.col("lane") > 0)
-        )
+        alt.Chart(data["separators"])
         .mark_rule(color="#999999", strokeDash=[2, 2])
         .encode(y=alt.Y("lane:Q"))
     )
-    return alt.layer(gantt, separators).properties(
+    # Sizes and title as constructor arguments: `properties` would validate them.
+    return alt.layer(
+        gantt,
+        separators,
         width=640,
-        height=min(max(_LANE_PX * total, 120), _GANTT_MAX_HEIGHT),
-        title=alt.Title(f"Schedule of {graph} on {accel}", subtitle=f"{makespan:,} cycles"),
+        height=v["height"],
+        title=alt.Title(v["title"], subtitle=v["subtitle"]),
     )
 
 
@@ -170,13 +249,6 @@ def _lane_label(module: str, instance: int | None, limit: int | None = None) -> 
     return module + suffix
 
 
-def _lane_span(names: list[tuple[str, int | None]]) -> pl.Expr:
-    """The full names of the lanes ``lane_lo`` to ``lane_hi - 1`` (one module's)."""
-    full = pl.Series([_lane_label(m, i) for m, i in names], dtype=pl.String)
-    lo = pl.col("lane_lo").cast(pl.Int64)
-    last = pl.col("lane_hi").cast(pl.Int64) - 1
-    first_name = pl.lit(full).gather(lo)
-    last_name = pl.lit(full).gather(last)
-    return (
-        pl.when(lo == last).then(first_name).otherwise(pl.format("{} to {}", first_name, last_name))
-    )
+def _lane_names(full: pl.DataFrame, column: str, offset: int) -> pl.DataFrame:
+    """Lane names keyed by chart and `column`, the lane's index plus `offset`."""
+    return full.select(CHART, (pl.col("lane") + offset).alias(column), "name")

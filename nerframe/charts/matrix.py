@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import altair as alt
 import polars as pl
 
 from nerframe.charts.tables import MAX_ROWS, plain, require
+from nerframe.charts.templates import Parts, filled
 from nerframe.charts.theme import Chart
 from nerframe.errors import NerframeError
 
@@ -21,6 +23,22 @@ _PANELS: tuple[tuple[str, str, Any], ...] = (
 def matrix_chart(summary: pl.DataFrame) -> Chart:
     """Pipeline × accelerator heat maps of fps and energy per frame; unmapped pairs
     are grey cells labelled ``unmapped``."""
+    return _draw(*_prepare(summary))
+
+
+def matrix_spec(summary: pl.DataFrame) -> dict[str, Any]:
+    """The spec of `matrix_chart`, drawn from a template (`nerframe.charts.templates`).
+
+    >>> summary = pl.DataFrame({"graph": ["nerf"], "accelerator": ["npu"], "status": ["ok"],
+    ...                         "fps": [30.0], "energy_per_frame_j": [0.002]})
+    >>> matrix_spec(summary)["datasets"]["cells"][0]["fps"]
+    30.0
+    """
+    return filled(_draw, *_prepare(summary))
+
+
+def _prepare(summary: pl.DataFrame) -> Parts:
+    """The chart's dataset (``cells``) and values."""
     require(
         summary, ("graph", "accelerator", "status", *(c for c, _, _ in _PANELS)), "matrix_chart"
     )
@@ -31,11 +49,21 @@ def matrix_chart(summary: pl.DataFrame) -> Chart:
     ).sort("graph", "accelerator")
     graphs = cells["graph"].unique().sort().to_list()
     accels = cells["accelerator"].unique().sort().to_list()
+    values = {
+        "graphs": graphs,
+        "accelerators": accels,
+        "width": max(70 * len(accels), 140),
+        "height": max(28 * len(graphs), 60),
+    }
+    return {"cells": cells}, values
+
+
+def _draw(data: Mapping[str, Any], v: Mapping[str, Any]) -> Chart:
     panels = []
     for column, title, scheme in _PANELS:
-        base = alt.Chart(cells).encode(
-            x=alt.X("accelerator:N", sort=accels, title="accelerator"),
-            y=alt.Y("graph:N", sort=graphs, title="pipeline"),
+        base = alt.Chart(data["cells"]).encode(
+            x=alt.X("accelerator:N", sort=v["accelerators"], title="accelerator"),
+            y=alt.Y("graph:N", sort=v["graphs"], title="pipeline"),
             tooltip=[
                 alt.Tooltip("graph:N", title="pipeline"),
                 alt.Tooltip("accelerator:N", title="accelerator"),
@@ -45,6 +73,7 @@ def matrix_chart(summary: pl.DataFrame) -> Chart:
             ],
         )
         ok = alt.datum.status == "ok"
+        # Sizes and title as constructor arguments: `properties` would validate them.
         panels.append(
             alt.layer(
                 base.mark_rect(color="#dddddd"),
@@ -63,8 +92,9 @@ def matrix_chart(summary: pl.DataFrame) -> Chart:
                 base.mark_text(fontSize=10, color="#666666", text="unmapped").transform_filter(
                     alt.datum.status != "ok"
                 ),
-            ).properties(
-                width=max(70 * len(accels), 140), height=max(28 * len(graphs), 60), title=title
+                width=v["width"],
+                height=v["height"],
+                title=title,
             )
         )
     return (

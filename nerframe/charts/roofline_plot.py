@@ -2,23 +2,26 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import altair as alt
 import polars as pl
 
 from nerframe import ppa, schemas
 from nerframe.charts.tables import (
+    CHART,
     MAX_ROWS,
+    by_chart,
     direction,
-    fitting,
+    fitting_by,
     largest,
     merged_label,
     op_label,
     plain,
     require,
-    smallest,
 )
+from nerframe.charts.templates import Parts, filled
 from nerframe.charts.theme import DIRECTIONS, Chart, category_color
 from nerframe.errors import NerframeError
 
@@ -34,22 +37,44 @@ def roofline_chart(roofline: pl.DataFrame) -> Chart:
     require(roofline, schemas.ROOFLINE, "roofline_chart")
     if roofline.is_empty():
         raise NerframeError("roofline_chart: empty roofline table")
+    ((data, values),) = _prepare(roofline.with_columns(pl.lit(0).alias(CHART))).values()
+    return _draw(data, values)
+
+
+def roofline_specs(roofline: pl.DataFrame) -> dict[object, dict[str, Any]]:
+    """The spec of `roofline_chart` for each value of the ``chart`` column of
+    `roofline`, prepared in one pass and drawn from one template
+    (`nerframe.charts.templates`).
+
+    >>> import nerframe, polars as pl
+    >>> rows = nerframe.roofline(nerframe.pipeline("neurex"), ["A100", "H100"])
+    >>> specs = roofline_specs(rows.with_columns(chart=pl.col("system")))
+    >>> sorted(specs), specs["H100"]["title"]
+    (['A100', 'H100'], {'text': 'Roofline of neurex'})
+    """
+    require(roofline, (*schemas.ROOFLINE, CHART), "roofline_specs")
+    return {
+        chart: filled(_draw, data, values) for chart, (data, values) in _prepare(roofline).items()
+    }
+
+
+def _prepare(roofline: pl.DataFrame) -> dict[object, Parts]:
+    """Per chart: its datasets (``roof``, ``ridges``, ``marks``) and values."""
     systems = (
-        roofline.group_by("system")
+        roofline.group_by(CHART, "system")
         .agg(pl.col("peak_tflops", "bandwidth_gbps", "ridge").first())
         .with_columns(peak=pl.col("peak_tflops") * 1e12, bw=pl.col("bandwidth_gbps") * 1e9)
-        .sort("system")
+        .sort(CHART, "system")
     )
-    if 3 * systems.height > MAX_ROWS:
-        raise NerframeError(
-            f"roofline_chart: {systems.height} systems are too many to draw; filter first"
-        )
+    most = int(largest(systems.group_by(CHART).len()["len"]))
+    if 3 * most > MAX_ROWS:
+        raise NerframeError(f"roofline_chart: {most} systems are too many to draw; filter first")
     drawable = (pl.col("flops") > 0) & (pl.col("bytes_total") > 0)
     points = roofline.filter(drawable).with_columns(direction=direction())
-    hidden = roofline.height - points.height
 
-    def exact() -> pl.DataFrame:
-        return points.select(
+    def exact(rows: pl.DataFrame) -> pl.DataFrame:
+        return rows.select(
+            CHART,
             "graph",
             "system",
             "category",
@@ -63,14 +88,14 @@ def roofline_chart(roofline: pl.DataFrame) -> Chart:
             bound=pl.col("bound").cast(pl.String),
         )
 
-    def merged(decimals: int) -> Callable[[], pl.DataFrame]:
+    def merged(decimals: int) -> Callable[[pl.DataFrame], pl.DataFrame]:
         # Ops of one kind whose intensities round to the same log10 share one point,
         # placed at the group's own intensity (total FLOPs over total bytes).
-        def make() -> pl.DataFrame:
+        def make(rows: pl.DataFrame) -> pl.DataFrame:
             bucket = (pl.col("flops") / pl.col("bytes_total")).log10().round(decimals)
             return (
-                points.group_by(
-                    "graph", "system", "category", "direction", "op_type", bucket.alias("b")
+                rows.group_by(
+                    CHART, "graph", "system", "category", "direction", "op_type", bucket.alias("b")
                 )
                 .agg(
                     merged_label().alias("op"),
@@ -91,39 +116,100 @@ def roofline_chart(roofline: pl.DataFrame) -> Chart:
 
         return make
 
-    marks = fitting("roofline_chart", [exact, *(merged(d) for d in (2, 1, 0))])
-    marks = plain(marks).sort("system", "graph", "intensity", "op")
-
-    finite = points.filter(pl.col("intensity").is_finite())["intensity"]
-    lo = min(smallest(finite) or 1.0, smallest(systems["ridge"])) / 10
-    hi = max(largest(finite) or 1.0, largest(systems["ridge"])) * 10
-    roof = (
+    marks = fitting_by(
+        "roofline_chart",
+        points,
+        [exact, *(merged(d) for d in (2, 1, 0))],
+        lambda table: plain(table).sort(CHART, "system", "graph", "intensity", "op"),
+    )
+    finite = pl.col("intensity").filter(drawable & pl.col("intensity").is_finite())
+    extents = (
+        roofline.group_by(CHART)
+        .agg(
+            low=finite.min().fill_null(1.0),
+            high=finite.max().fill_null(1.0),
+            hidden=pl.len() - drawable.sum(),
+            graphs=pl.col("graph").unique().sort(),
+        )
+        .join(
+            systems.group_by(CHART).agg(
+                low_ridge=pl.col("ridge").min(), high_ridge=pl.col("ridge").max()
+            ),
+            on=CHART,
+        )
+        .select(
+            CHART,
+            "hidden",
+            "graphs",
+            low=pl.min_horizontal("low", "low_ridge"),
+            high=pl.max_horizontal("high", "high_ridge"),
+        )
+        .rows(named=True)
+    )
+    # The x range: a decade beyond the ops and the ridges (1 FLOP/B without ops);
+    # divided in Python, as polars would multiply by 0.1 and round differently.
+    ranges = pl.DataFrame(
+        {
+            CHART: [e[CHART] for e in extents],
+            "lo": [e["low"] / 10 for e in extents],
+            "hi": [e["high"] * 10 for e in extents],
+        },
+        schema={CHART: roofline.schema[CHART], "lo": pl.Float64, "hi": pl.Float64},
+    )
+    ends = systems.join(ranges, on=CHART)
+    roof = by_chart(
         pl.concat(
             [
-                systems.select(
-                    "system", x=pl.lit(lo), y=pl.min_horizontal("peak", lo * pl.col("bw"))
+                ends.select(
+                    CHART,
+                    "system",
+                    x="lo",
+                    y=pl.min_horizontal("peak", pl.col("lo") * pl.col("bw")),
                 ),
-                systems.select("system", x="ridge", y="peak"),
-                systems.select("system", x=pl.lit(hi), y="peak"),
+                ends.select(CHART, "system", x="ridge", y="peak"),
+                ends.select(CHART, "system", x="hi", y="peak"),
             ]
         )
         .with_columns(pl.col("x").cast(pl.Float64), pl.col("y").cast(pl.Float64))
-        .sort("system", "x")
+        .sort(CHART, "system", "x")
     )
-    ridges = systems.select("system", x="ridge", y="peak").with_columns(
-        label=pl.Series(
-            [
-                f"{name} ridge {ridge:.3g} FLOP/B"
-                for name, ridge in systems.select("system", "ridge").iter_rows()
-            ],
-            dtype=pl.String,
+    ridges = by_chart(
+        systems.select(
+            CHART,
+            "system",
+            x="ridge",
+            y="peak",
+            label=pl.Series(
+                [
+                    f"{name} ridge {ridge:.3g} FLOP/B"
+                    for name, ridge in systems.select("system", "ridge").iter_rows()
+                ],
+                dtype=pl.String,
+            ),
         )
     )
+    no_marks = exact(points.clear()).drop(CHART)
+    parts = {}
+    for extent, (lo, hi) in zip(extents, ranges.select("lo", "hi").iter_rows(), strict=True):
+        graphs, hidden, chart = extent["graphs"], extent["hidden"], extent[CHART]
+        values = {
+            "lo": lo,
+            "hi": hi,
+            "title": f"Roofline of {graphs[0]}" if len(graphs) == 1 else "Roofline",
+            "subtitle": f"{hidden} op row(s) with zero FLOPs or bytes not shown"
+            if hidden
+            else alt.Undefined,
+        }
+        data = {"roof": roof[chart], "ridges": ridges[chart], "marks": marks.get(chart, no_marks)}
+        parts[chart] = (data, values)
+    return parts
 
+
+def _draw(data: Mapping[str, Any], v: Mapping[str, Any]) -> Chart:
     def x_axis(field: str) -> alt.X:
         return alt.X(
             f"{field}:Q",
-            scale=alt.Scale(type="log", domain=[lo, hi]),
+            scale=alt.Scale(type="log", domain=[v["lo"], v["hi"]]),
             title="arithmetic intensity (FLOP/byte)",
             axis=alt.Axis(format="~s"),
         )
@@ -138,7 +224,7 @@ def roofline_chart(roofline: pl.DataFrame) -> Chart:
 
     system_color = alt.Color("system:N", title="system", scale=alt.Scale(scheme="dark2"))
     roof_layer = (
-        alt.Chart(roof)
+        alt.Chart(data["roof"])
         .mark_line(strokeWidth=2, clip=True)
         .encode(
             x=x_axis("x"),
@@ -146,7 +232,9 @@ def roofline_chart(roofline: pl.DataFrame) -> Chart:
             color=system_color,
         )
     )
-    ridge_layer = alt.Chart(ridges).encode(x="x:Q", y="y:Q", color=system_color.legend(None))
+    ridge_layer = alt.Chart(data["ridges"]).encode(
+        x="x:Q", y="y:Q", color=system_color.legend(None)
+    )
     ridge_points = ridge_layer.mark_point(shape="diamond", size=90, filled=True).encode(
         tooltip=[alt.Tooltip("label:N", title="ridge")]
     )
@@ -154,7 +242,7 @@ def roofline_chart(roofline: pl.DataFrame) -> Chart:
         text="label:N"
     )
     op_points = (
-        alt.Chart(marks)
+        alt.Chart(data["marks"])
         .mark_point(filled=True, size=70, opacity=0.85)
         .encode(
             x=x_axis("intensity"),
@@ -180,15 +268,13 @@ def roofline_chart(roofline: pl.DataFrame) -> Chart:
             ],
         )
     )
-    subtitle = f"{hidden} op row(s) with zero FLOPs or bytes not shown" if hidden else ""
-    graphs = roofline["graph"].unique().sort().to_list()
-    title = f"Roofline of {graphs[0]}" if len(graphs) == 1 else "Roofline"
-    # One constructor call: each later method call would deep-copy the layers.
+    # One constructor call: each later method call would deep-copy the layers (and
+    # `properties` would validate the values, which are placeholders in a template).
     return alt.layer(
         alt.layer(roof_layer, ridge_points, ridge_labels),
         op_points,
         resolve=alt.Resolve(scale=alt.ScaleResolveMap(color="independent")),
         width=560,
         height=360,
-        title=alt.Title(title, subtitle=subtitle) if subtitle else title,
+        title=alt.Title(v["title"], subtitle=v["subtitle"]),
     )

@@ -17,6 +17,10 @@ from nerframe.errors import NerframeError
 MAX_ROWS = 5000
 """Rows altair's default data transformer accepts in one dataset."""
 
+CHART = "chart"
+"""The column naming the chart a row belongs to, when many charts of a kind are
+prepared in one pass (`fitting_by`)."""
+
 
 def plain(df: pl.DataFrame) -> pl.DataFrame:
     """Enums as strings and non-finite floats as nulls: what JSON and Vega can hold.
@@ -51,6 +55,48 @@ def fitting(what: str, candidates: Iterable[Callable[[], pl.DataFrame]]) -> pl.D
         f"{what}: still {height} marks after merging operators (limit {MAX_ROWS}); "
         "filter the table first"
     )
+
+
+def fitting_by(
+    what: str,
+    rows: pl.DataFrame,
+    candidates: Iterable[Callable[[pl.DataFrame], pl.DataFrame]],
+    finish: Callable[[pl.DataFrame], pl.DataFrame],
+) -> dict[object, pl.DataFrame]:
+    """Per value of the `CHART` column of `rows`: the first candidate table made from
+    its rows (finest first) small enough to embed, `finish`ed, without the column.
+
+    Each candidate makes the tables of every chart still too large at once.
+
+    >>> rows = pl.DataFrame({"chart": [1, 1, 2], "x": [1, 2, 3]})
+    >>> fitting_by("chart", rows, [lambda r: r], lambda t: t.sort("x"))[1]["x"].to_list()
+    [1, 2]
+    """
+    found: dict[object, pl.DataFrame] = {}
+    height = 0
+    for make in candidates:
+        table = make(rows)
+        sizes = table.group_by(CHART).len()
+        large = sizes.filter(pl.col("len") > MAX_ROWS)
+        found |= by_chart(finish(table.filter(~pl.col(CHART).is_in(large[CHART].implode()))))
+        if large.is_empty():
+            return found
+        height = int(large["len"].max())  # type: ignore[arg-type]
+        rows = rows.filter(pl.col(CHART).is_in(large[CHART].implode()))
+    raise NerframeError(
+        f"{what}: still {height} marks after merging operators (limit {MAX_ROWS}); "
+        "filter the table first"
+    )
+
+
+def by_chart(df: pl.DataFrame) -> dict[object, pl.DataFrame]:
+    """The rows of `df` split by their `CHART` value, without the column.
+
+    >>> by_chart(pl.DataFrame({"chart": ["a", "b", "a"], "x": [1, 2, 3]}))["a"]["x"].to_list()
+    [1, 3]
+    """
+    parts = df.partition_by(CHART, as_dict=True, include_key=False, maintain_order=True)
+    return {key[0]: part for key, part in parts.items()}
 
 
 def require(df: pl.DataFrame, columns: Iterable[str], what: str) -> None:
