@@ -59,9 +59,12 @@ _HASH = {"input_dim": 3, "num_levels": 16, "features_per_level": 2, "log2_hashma
 _NGP_MLP = {"in_dim": 32, "num_layers": 4, "layer_width": 64, "out_dim": 64}
 _TINY_MLP = {"in_dim": 32, "num_layers": 3, "layer_width": 64, "out_dim": 4}
 _TILES = {"image_w": 1280, "image_h": 720, "tile": 16, "tile_keep_ratio": 0.1}
-_TILE_COUNT = (1280 // 16) * (720 // 16)
+_TILE = 16
+_TILE_COUNT = (1280 // _TILE) * (720 // _TILE)
 _CULL_RATIO = 0.5  # FrustumCullingProjection's default share of Gaussians kept
 _SH_DEGREE = 3  # 3DGS: degree 3, 16 coefficients per colour channel
+_PER = ("ray", "row", "gaussian", "visible", "tile", "visible_tile")
+_BATCH_PER = frozenset({"ray", "row"})  # per pixel or pixel row: repeated per batch
 
 
 @dataclass(frozen=True)
@@ -70,10 +73,12 @@ class Op:
 
     `per` says what the row iterates over in the realistic model (the spec
     model always uses B rays x N samples, or G = B*N Gaussians):
-    ``ray`` (B rays x N samples, batch scope), ``gaussian`` (the scene's G
+    ``ray`` (B rays x N samples), ``row`` (B = ceil(rays / 16) pixel rows of
+    16-px tiles x the N Gaussians of their tile's list), ``gaussian`` (the scene's G
     Gaussians), ``visible`` (the Gaussians kept by culling: G, or B with N = 1),
     ``tile`` (B tiles x N Gaussians per tile) or ``visible_tile`` (B visible
-    Gaussians x N tiles each); all but ``ray`` are frame-scoped.
+    Gaussians x N tiles each); ``ray`` and ``row`` are batch-scoped, the
+    others frame-scoped.
     `realistic` holds parameters that only the realistic model sets.
     """
 
@@ -237,7 +242,7 @@ PIPELINES: dict[str, Spec] = {
             Op("FrustumCullingProjection", per="gaussian"),
             Op("DecompBinning", per="visible_tile"),
             _SORT,
-            Op("RowGeneration"),
+            Op("RowGeneration", per="row"),
             Op("RowProcessing"),
             Op("GaussianAlphaBlend"),
         ),
@@ -352,23 +357,25 @@ def pipeline(
         hit = TILES_PER_GAUSSIAN if tiles_per_gaussian is None else tiles_per_gaussian
         hit = min(hit, _TILE_COUNT) if hit else _TILE_COUNT
         visible = math.ceil(_CULL_RATIO * g)
+        per_tile = -(-visible * hit // _TILE_COUNT)
         dims: dict[str, dict[str, object]] = {
             "ray": {"B": b, "N": n, "G": g},
             "gaussian": {"G": g, "tiles_per_gaussian": hit},
             "visible": {"B": visible, "N": 1, "G": visible, "tiles_per_gaussian": hit},
-            "tile": {"B": _TILE_COUNT, "N": -(-visible * hit // _TILE_COUNT)},
+            "tile": {"B": _TILE_COUNT, "N": per_tile},
             "visible_tile": {"B": visible, "N": hit},
+            "row": {"B": -(-b // _TILE), "N": per_tile},
         }
     else:
         whole: dict[str, object] = {"B": b, "N": n, "G": b * n if gaussians is None else gaussians}
-        dims = dict.fromkeys(("ray", "gaussian", "visible", "tile", "visible_tile"), whole)
+        dims = dict.fromkeys(_PER, whole)
     records = []
     for op in spec.ops:
         takes = op_types()[op.op_type].parameters
         record: dict[str, object] = {k: v for k, v in dims[op.per].items() if k in takes}
         record.update(op.params or {}, op_type=op.op_type, backward=op.backward)
         if realistic:
-            record.update(op.realistic or {}, scope="batch" if op.per == "ray" else "frame")
+            record.update(op.realistic or {}, scope="batch" if op.per in _BATCH_PER else "frame")
         else:
             record["scope"] = "batch"
         records.append({**record, "bitwidth": op.bitwidth})

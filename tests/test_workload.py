@@ -227,6 +227,23 @@ def test_gbu_renders_and_gbu_train_trains() -> None:
     assert spec.ops.equals(same)
 
 
+def test_gbu_sets_up_each_gaussian_once_per_pixel_row() -> None:
+    # IRSS shades a row of pixels left to right after one set-up per Gaussian of
+    # the row's tile list: RowGeneration runs per 16-px tile row, not per pixel.
+    g = nerframe.pipeline("gbu")
+    table = nerframe.costs(g.ops)
+    gen = table.filter(op_type="RowGeneration").row(0, named=True)
+    # 1280 x 720 / 16 = 57,600 rows of a tile; ceil(500,000 * 4 / 3,600) = 556 Gaussians each
+    assert (gen["B"], gen["N"], gen["scope"]) == (57_600, 556, "batch")
+    assert gen["flops"] == 8 * 57_600 * 556 == 256_204_800
+    assert gen["bytes_total"] == (5 + 5) * 57_600 * 556 * 2 == 640_512_000
+    shade = table.filter(op_type="RowProcessing").row(0, named=True)
+    assert (shade["B"], shade["N"], shade["flops"]) == (921_600, 64, 16 * 921_600 * 64)
+    assert nerframe.pipeline("gbu", rays=1000).ops.filter(op_type="RowGeneration")["B"].item() == 63
+    train = nerframe.pipeline("gbu_train").ops.filter(op_type="RowGeneration")
+    assert set(train.select("B", "N").rows()) == {(921_600, 64)}  # gbu_train keeps the spec's
+
+
 def test_gsarch_update_runs_after_the_batches() -> None:
     g = nerframe.pipeline("gsarch")
     assert phases(g).tolist() == [0, 0, 0, 1, 1, 1, 1, 1, 2, 2]
