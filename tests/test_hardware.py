@@ -100,6 +100,7 @@ PIPELINE_OPS: dict[str, list[tuple[str, bool]]] = {
     ],
     "gbu": [
         ("FrustumCullingProjection", False),
+        ("SphericalHarmonics", False),
         ("DecompBinning", False),
         ("Sorting", False),
         ("RowGeneration", False),

@@ -20,7 +20,7 @@ NATIVE_OPS = {
     "gaurast": 4,
     "srender": 10,
     "gsarch": 10,
-    "gbu": 6,
+    "gbu": 7,
     "gbu_train": 11,
     "instant3d": 8,
 }

@@ -212,13 +212,16 @@ def test_gbu_renders_and_gbu_train_trains() -> None:
     assert gbu.kind == "inference" and not gbu.ops["backward"].any()
     assert gbu.ops["op_type"].to_list() == [
         "FrustumCullingProjection",
+        "SphericalHarmonics",
         "DecompBinning",
         "Sorting",
         "RowGeneration",
         "RowProcessing",
         "GaussianAlphaBlend",
     ]
-    assert phases(gbu).tolist() == [0, 0, 0, 1, 1, 1]
+    assert phases(gbu).tolist() == [0, 0, 0, 0, 1, 1, 1]
+    # the GPU evaluates each visible Gaussian's colour before the GBU blends
+    assert gbu.edges.filter(dst=6)["src"].to_list() == [5, 1]
     train = nerframe.pipeline("gbu_train")
     assert train.kind == "training" and train.ops.height == 11
     spec = nerframe.pipeline("gbu", model="spec")
