@@ -404,7 +404,7 @@ def schedule(
     columns = {
         **{name: table.get_column(name) for name in SCHEDULE.names()[:6]},
         "accelerator": pl.Series([accel.name], dtype=pl.String).new_from_index(0, n),
-        "module": names.gather(mapped.module),
+        "module": names[mapped.module],
         "instances": per_op["instances"],
         "first_instance": per_op["first_instance"],
         "start_cycle": per_op["start"],
@@ -412,7 +412,7 @@ def schedule(
         "duration_cycles": per_op["duration"],
         "compute_cycles": per_op["compute_cycles"],
         "memory_cycles": per_op["memory_cycles"],
-        "bound": _BOUNDS.gather(memory_bound.astype(np.int64)),
+        "bound": _BOUNDS[memory_bound.astype(np.int64)],
         "flops": table.get_column("flops"),
         "bytes_total": table.get_column("bytes_total"),
         "energy_j": per_op["energy_op"],
