@@ -448,28 +448,26 @@ def module_busy(result: Schedule, accel: Accelerator) -> pl.DataFrame:
     >>> busy["busy_cycles"].max() == s.summary["interval_cycles"].item()
     True
     """
-    counts = pl.DataFrame(
-        {"module": [m.name for m in accel.modules], "count": [m.count for m in accel.modules]},
-        schema={"module": pl.String(), "count": pl.Int64()},
-    )
+    names = [m.name for m in accel.modules]
+    counts = np.array([m.count for m in accel.modules], np.int64)
+    ops = result.schedule
+    index = {name: i for i, name in enumerate(names)}
+    rows = ops.get_column("module").to_list()
+    module = np.array([index.get(name, -1) for name in rows], np.int64)
     # The interval is that of the batch stream: frame-scoped ops run outside it.
-    used = (
-        result.schedule.filter(pl.col("scope") == "batch")
-        .group_by("module")
-        .agg(instance_cycles=(pl.col("duration_cycles") * pl.col("instances")).sum())
-    )
-    return (
-        counts.join(used, on="module", how="left", maintain_order="left")
-        .select(
-            graph=pl.lit(result.summary["graph"].item()),
-            accelerator=pl.lit(accel.name),
-            module="module",
-            count="count",
-            busy_cycles=(pl.col("instance_cycles").fill_null(0) + pl.col("count") - 1)
-            // pl.col("count"),
-        )
-        .cast(MODULE_BUSY)
-    )
+    used = (ops.get_column("scope") == "batch").to_numpy() & (module >= 0)
+    cycles = ops.get_column("duration_cycles").to_numpy() * ops.get_column("instances").to_numpy()
+    instance_cycles = np.zeros(len(names), np.int64)  # exact integers, unlike bincount's
+    np.add.at(instance_cycles, module[used], cycles[used])
+    busy = (instance_cycles + counts - 1) // counts
+    columns = {
+        "graph": [result.summary.get_column("graph").item()] * len(names),
+        "accelerator": [accel.name] * len(names),
+        "module": names,
+        "count": counts,
+        "busy_cycles": busy,
+    }
+    return pl.DataFrame([pl.Series(k, v, MODULE_BUSY[k]) for k, v in columns.items()])
 
 
 def unmapped_summary(

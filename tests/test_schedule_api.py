@@ -15,7 +15,7 @@ from nerframe.builtin_pipelines import PIPELINES
 from nerframe.hardware import BUILTIN, GPUS
 from nerframe.kernels.dag import dag
 from nerframe.mapping import map_operators
-from nerframe.schemas import OP_TYPE, SCHEDULE, SUMMARY
+from nerframe.schemas import MODULE_BUSY, OP_TYPE, SCHEDULE, SUMMARY
 
 NATIVE = [(p, a) for p, spec in PIPELINES.items() for a in spec.native]
 ON_GPUS = [(p, gpu) for p in ("neurex", "gscore") for gpu in GPUS]
@@ -212,3 +212,24 @@ def test_a_graph_computes_its_dag_and_phases_once(monkeypatch: pytest.MonkeyPatc
     phase = graphs.phases(gscore)
     phase[:] = 7  # a copy: the graph's own stays as it was
     assert graphs.phases(gscore).tolist() == [0, 0, 0, 0, 1]
+
+
+@pytest.mark.parametrize(("parallelism", "alu"), [("split", 9), ("instance", 5)])
+def test_module_busy_counts_batch_ops_per_instance(
+    tmp_path: Path, parallelism: str, alu: int
+) -> None:
+    accel = nerframe.accelerator(tiny_accelerator(tmp_path))
+    # tiny_graph's two batch ops and a frame-scoped renderer after the batches. The
+    # sampler takes 2 + 7 = 9 cycles on 2 (split) or 1 (instance) of the 2 alu
+    # instances: ceil(9 * 2 / 2) = 9 or ceil(9 * 1 / 2) = 5 per instance. The batch
+    # renderer keeps the one blend instance busy 60 cycles; the frame one is outside
+    # the batch stream.
+    ops = [
+        {"op_type": "UniformSampler", "B": 10, "N": 4, "bitwidth": 8},
+        {"op_type": "RGBRenderer", "B": 10, "N": 4, "bitwidth": 8},
+        {"op_type": "RGBRenderer", "B": 10, "N": 4, "bitwidth": 8, "scope": "frame"},
+    ]
+    g = nerframe.graph("tiny", ops, [(0, 1), (1, 2)], frame_pixels=100)
+    busy = scheduling.module_busy(nerframe.schedule(g, accel, parallelism), accel)
+    assert busy.schema == MODULE_BUSY
+    assert busy.rows() == [("tiny", "tiny", "alu", 2, alu), ("tiny", "tiny", "blend", 1, 60)]
