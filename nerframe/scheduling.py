@@ -460,7 +460,7 @@ def module_busy(result: Schedule, accel: Accelerator) -> pl.DataFrame:
     instance_cycles = np.zeros(len(names), np.int64)  # exact integers, unlike bincount's
     np.add.at(instance_cycles, module[used], cycles[used])
     busy = (instance_cycles + counts - 1) // counts
-    columns = {
+    columns: dict[str, list[str] | np.ndarray] = {
         "graph": [result.summary.get_column("graph").item()] * len(names),
         "accelerator": [accel.name] * len(names),
         "module": names,
