@@ -44,7 +44,8 @@ __all__ = ["ConfigArrays", "Dag", "OpArrays", "ScheduleResult", "dag", "schedule
 # per-chunk scratch allocation is negligible.
 _CHUNKS_PER_THREAD = 8
 # Below this many placements (configurations x ops) the batch runs on the calling
-# thread: waking the thread pool costs more than scheduling a few thousand ops.
+# thread: waking the thread pool costs more than scheduling a few thousand ops. A
+# single configuration always does: the kernel is parallel over configurations only.
 SERIAL_BELOW = 20_000
 
 
@@ -361,12 +362,13 @@ def schedule_configs(
     are filled only with ``keep_ops``. Arguments are validated in O(n + e + C * M);
     a violation raises `nerframe.InvalidInputError` naming the field, the
     configuration and, for a duration beyond the exact range, the op and module.
-    Small batches run on the calling thread. See the module docstring for an example.
+    Small batches and a single configuration run on the calling thread. See the
+    module docstring for an example.
     """
     n = np.asarray(ops.module).size
     graph = check_dag(graph, n)
     n_configs = np.asarray(configs.count).shape[0]
-    parallel = n_configs * max(n, 1) >= SERIAL_BELOW and get_num_threads() > 1
+    parallel = n_configs > 1 and n_configs * max(n, 1) >= SERIAL_BELOW and get_num_threads() > 1
     n_chunks = min(n_configs, _CHUNKS_PER_THREAD * get_num_threads()) if parallel else 1
     ops, cfg, count_max = checked_inputs(ops, configs, n_chunks)
     inst_base = np.zeros(count_max.size + 1, np.int64)

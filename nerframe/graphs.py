@@ -13,6 +13,7 @@ import json
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -64,12 +65,27 @@ class Graph:
             f"{self.edges.height} edges, frame_pixels={self.frame_pixels})"
         )
 
-    @property
+    @cached_property
     def rays(self) -> int:
         """B: rays (or pixels) in one batch, the largest B of the graph's
         batch-scope rows (0 when every row is frame-scoped)."""
-        rays = self.ops.filter(pl.col("scope") == "batch")["B"].drop_nulls().to_numpy()
+        rays = self.ops.get_column("B").filter(self._batch_scoped).drop_nulls().to_numpy()
         return int(rays.max(initial=0))
+
+    # A Graph is immutable and validated once, so what the scheduler derives from
+    # its tables (scopes, CSR, topological order, phases) is computed once per graph,
+    # however often and on however many accelerators it is scheduled.
+    @cached_property
+    def _batch_scoped(self) -> pl.Series:
+        return self.ops.get_column("scope") == "batch"
+
+    @cached_property
+    def _dag(self) -> Dag:
+        return _dag(self)
+
+    @cached_property
+    def _phases(self) -> np.ndarray:
+        return _phases(self)
 
     @property
     def rendered_pixels(self) -> int:
@@ -83,8 +99,9 @@ class Graph:
 
     def data_edges(self) -> tuple[np.ndarray, np.ndarray]:
         """(src, dst) of the data edges as int64 arrays."""
-        data = self.edges.filter(pl.col("kind") == "data")
-        return data["src"].to_numpy().astype(np.int64), data["dst"].to_numpy().astype(np.int64)
+        data = self.edges.get_column("kind") == "data"
+        src, dst = (self.edges.get_column(end).filter(data).to_numpy() for end in ("src", "dst"))
+        return src.astype(np.int64), dst.astype(np.int64)
 
 
 def graph(
@@ -160,8 +177,12 @@ def phases(g: Graph) -> np.ndarray:
     >>> phases(nerframe.pipeline("gscore")).tolist()
     [0, 0, 0, 0, 1]
     """
-    batch = (g.ops["scope"] == "batch").to_numpy()
-    d = dag_of(g)
+    return g._phases.copy()
+
+
+def _phases(g: Graph) -> np.ndarray:
+    batch = g._batch_scoped.to_numpy()
+    d = g._dag
     if batch.all():
         return np.ones(batch.size, np.int64)
     succ = [d.succ_idx[d.succ_ptr[i] : d.succ_ptr[i + 1]].tolist() for i in range(batch.size)]
@@ -203,6 +224,10 @@ def dag_of(g: Graph) -> Dag:
     >>> dag_of(nerframe.pipeline("neurex")).succ_idx.tolist()
     [1, 2, 3, 4]
     """
+    return g._dag
+
+
+def _dag(g: Graph) -> Dag:
     src, dst = g.data_edges()
     try:
         return dag(g.ops.height, src, dst)

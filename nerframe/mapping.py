@@ -30,6 +30,7 @@ HOST = "HOST"
 """Module type that takes any operator no other rule maps."""
 
 _BACKWARD = " (B)"
+_NULLS = "map_operators: op types and backward flags must not be null"
 _OP_KEY = re.compile(r"^(?P<op>.+?)(?P<bwd> \(B\))?$")
 
 
@@ -68,24 +69,43 @@ def map_operators(
         )
     if len(op_types) == 0:
         return np.empty(0, dtype=np.int64)
-    rows = pl.DataFrame(
-        [
-            pl.Series("op_type", op_types).cast(pl.String),
-            pl.Series("backward", backward).cast(pl.Boolean),
-        ]
-    )
-    if rows.null_count().sum_horizontal().item():
-        raise NerframeError("map_operators: op types and backward flags must not be null")
-    keys = rows.unique(maintain_order=True)
-    pairs = list(keys.iter_rows())
-    found = [_resolve(t, b, accel) for t, b in pairs]
-    # a backward row only adds a "(B)" key to the rules, so naming the op type suffices
-    unmapped = list(dict.fromkeys(t for (t, _), i in zip(pairs, found, strict=True) if i is None))
-    if unmapped:
+    codes, names = _codes(op_types)
+    flags = pl.Series("backward", backward).cast(pl.Boolean)
+    if flags.has_nulls():
+        raise NerframeError(_NULLS)
+    # Each row's (op type, backward) pair as one integer: the rules run once per
+    # distinct pair and a table lookup spreads the result over the rows.
+    key = codes * 2 + flags.to_numpy()
+    present = np.flatnonzero(np.bincount(key, minlength=2 * len(names)))
+    found = {k: _resolve(names[k >> 1], bool(k & 1), accel) for k in present.tolist()}
+    missing = [k for k, i in found.items() if i is None]
+    if missing:
+        # a backward row only adds a "(B)" key to the rules, so naming the op type
+        # suffices; in the order the rows first show them
+        first = sorted(missing, key=lambda k: int(np.argmax(key == k)))
+        unmapped = list(dict.fromkeys(names[k >> 1] for k in first))
         raise UnmappedError(_unmapped_message(unmapped, accel), unmapped, accel.name)
-    lookup = keys.with_columns(pl.Series("module", found, dtype=pl.Int64))
-    mapped = rows.join(lookup, on=["op_type", "backward"], how="left", maintain_order="left")
-    return mapped["module"].to_numpy()
+    lookup = np.zeros(2 * len(names), np.int64)
+    lookup[present] = np.fromiter(found.values(), np.int64, present.size)
+    return lookup[key]
+
+
+def _codes(op_types: Sequence[str] | pl.Series) -> tuple[np.ndarray, list[str]]:
+    """Each row's op type as an index (int64) into the returned list of names."""
+    if isinstance(op_types, pl.Series) and isinstance(op_types.dtype, pl.Enum):
+        if op_types.has_nulls():
+            raise NerframeError(_NULLS)
+        # An Enum column (an ops table's) already holds codes: no per-row Python.
+        arrow = op_types.to_arrow()
+        return arrow.indices.to_numpy().astype(np.int64), arrow.dictionary.to_pylist()
+    values = (
+        op_types.cast(pl.String).to_list() if isinstance(op_types, pl.Series) else list(op_types)
+    )
+    if any(v is None for v in values):
+        raise NerframeError(_NULLS)
+    number = {name: i for i, name in enumerate(dict.fromkeys(map(str, values)))}
+    codes = np.fromiter(map(number.__getitem__, map(str, values)), np.int64, len(values))
+    return codes, list(number)
 
 
 def work(costs: pl.DataFrame, module: np.ndarray, accel: Accelerator) -> np.ndarray:
@@ -103,8 +123,8 @@ def work(costs: pl.DataFrame, module: np.ndarray, accel: Accelerator) -> np.ndar
     [6.0, 6.0]
     """
     units = np.array([m.unit for m in accel.modules])[module]
-    result = costs["flops"].to_numpy().astype(np.float64, copy=True)
-    op_types = costs["op_type"].to_numpy()
+    result = costs.get_column("flops").to_numpy().astype(np.float64, copy=True)
+    op_types = np.array(costs.get_column("op_type").to_list())
     for op_type, unit in sorted(set(zip(op_types.tolist(), units.tolist(), strict=True))):
         if unit == "flop":
             continue
@@ -120,19 +140,20 @@ def work(costs: pl.DataFrame, module: np.ndarray, accel: Accelerator) -> np.ndar
                 [op_type],
                 accel.name,
             )
-        result[rows] = _product(costs.filter(pl.Series(rows)), factors)
+        result[rows] = _product(costs, rows, factors)
     return result
 
 
-def _product(rows: pl.DataFrame, factors: Sequence[str]) -> np.ndarray:
-    total = np.ones(rows.height)
+def _product(costs: pl.DataFrame, rows: np.ndarray, factors: Sequence[str]) -> np.ndarray:
+    """The product of `factors` (numbers, parameter names, ``2^<name>``) over the rows."""
+    total = np.ones(np.count_nonzero(rows))
     for factor in factors:
         if factor.isdigit():
             total *= float(factor)
-        elif factor.startswith("2^"):
-            total *= 2.0 ** rows[factor[2:]].to_numpy().astype(np.float64)
-        else:
-            total *= rows[factor].to_numpy().astype(np.float64)
+            continue
+        name = factor.removeprefix("2^")
+        values = costs.get_column(name).to_numpy()[rows].astype(np.float64)
+        total *= 2.0**values if factor.startswith("2^") else values
     return total
 
 

@@ -26,6 +26,7 @@ iterations per second.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -37,13 +38,13 @@ from nerframe.accelerator_model import Accelerator
 from nerframe.builtin_pipelines import pipeline
 from nerframe.costing import costs
 from nerframe.errors import InvalidInputError, NerframeError
-from nerframe.graphs import Graph, phases
+from nerframe.graphs import Graph, dag_of, phases
 from nerframe.hardware import accelerator
 from nerframe.kernels.dag import Dag, dag
 from nerframe.kernels.frames import FLOAT_FIGURES, frames
 from nerframe.kernels.schedule import ConfigArrays, OpArrays, ScheduleResult, schedule_configs
 from nerframe.mapping import map_operators, work
-from nerframe.schemas import MODULE_BUSY, SCHEDULE, SUMMARY
+from nerframe.schemas import BOUND, MODULE_BUSY, SCHEDULE, SUMMARY
 
 PARALLELISM = ("split", "instance")
 
@@ -200,22 +201,25 @@ class Mapped:
         for a frame-scoped op between batch-scoped ones.
         """
         table = costs(graph.ops)
-        module = map_operators(table["op_type"], table["backward"], accel)
+        module = map_operators(table.get_column("op_type"), table.get_column("backward"), accel)
         on_chip = np.array([m.on_chip for m in accel.modules], dtype=bool)[module]
-        dram_bytes = np.where(on_chip, 0.0, table["bytes_total"].to_numpy())
+        dram_bytes = np.where(on_chip, 0.0, table.get_column("bytes_total").to_numpy())
         phase = phases(graph)
-        src, dst = graph.data_edges()
-        parts: list[_Part | None] = []
-        for p in range(3):
-            ops = np.flatnonzero(phase == p)
-            if ops.size == 0:
-                parts.append(None)
-                continue
-            position = np.full(phase.size, -1, np.int64)
-            position[ops] = np.arange(ops.size)
-            inside = (phase[src] == p) & (phase[dst] == p)
-            s, d = position[src[inside]], position[dst[inside]]
-            parts.append(_Part(ops, dag(ops.size, s, d)))
+        parts: list[_Part | None] = [None, None, None]
+        if phase.size and (phase == phase[0]).all():
+            # One phase holds every op: its sub-DAG is the graph's own.
+            parts[phase[0]] = _Part(np.arange(phase.size), dag_of(graph))
+        else:
+            src, dst = graph.data_edges()
+            for p in range(3):
+                ops = np.flatnonzero(phase == p)
+                if ops.size == 0:
+                    continue
+                position = np.full(phase.size, -1, np.int64)
+                position[ops] = np.arange(ops.size)
+                inside = (phase[src] == p) & (phase[dst] == p)
+                s, d = position[src[inside]], position[dst[inside]]
+                parts[p] = _Part(ops, dag(ops.size, s, d))
         names = tuple(m.name for m in accel.modules)
         return cls(
             table,
@@ -393,33 +397,42 @@ def schedule(
             shift = offset if name in ("start", "end") else 0
             values[part.ops] = getattr(result, name)[0] + shift
     table = mapped.costs
-    names = np.array([m.name for m in accel.modules])
-    ops = table.select(*SCHEDULE.names()[:6], "flops", "bytes_total").with_columns(
-        accelerator=pl.lit(accel.name),
-        module=pl.Series(names[mapped.module]),
-        instances=per_op["instances"],
-        first_instance=per_op["first_instance"],
-        start_cycle=per_op["start"],
-        end_cycle=per_op["end"],
-        duration_cycles=per_op["duration"],
-        compute_cycles=per_op["compute_cycles"],
-        memory_cycles=per_op["memory_cycles"],
-        bound=pl.Series(
-            np.where(per_op["compute_cycles"] >= per_op["memory_cycles"], "compute", "memory")
-        ),
-        energy_j=per_op["energy_op"],
-    )
+    names = pl.Series("module", [m.name for m in accel.modules], pl.String)
+    memory_bound = per_op["compute_cycles"] < per_op["memory_cycles"]
+    # Column by column, in the schema's order and dtypes: no expressions to plan,
+    # no casts (a small graph's schedule costs far less than either).
+    columns = {
+        **{name: table.get_column(name) for name in SCHEDULE.names()[:6]},
+        "accelerator": pl.Series([accel.name], dtype=pl.String).new_from_index(0, n),
+        "module": names[mapped.module],
+        "instances": per_op["instances"],
+        "first_instance": per_op["first_instance"],
+        "start_cycle": per_op["start"],
+        "end_cycle": per_op["end"],
+        "duration_cycles": per_op["duration"],
+        "compute_cycles": per_op["compute_cycles"],
+        "memory_cycles": per_op["memory_cycles"],
+        "bound": _BOUNDS[memory_bound.astype(np.int64)],
+        "flops": table.get_column("flops"),
+        "bytes_total": table.get_column("bytes_total"),
+        "energy_j": per_op["energy_op"],
+    }
+    ops = pl.DataFrame({name: columns[name] for name in SCHEDULE.names()})
     bottleneck = figures.pop("bottleneck")
     row = {
         **_pair(graph, accel, parallelism, pipelined),
         "status": "ok",
         **{name: values[0].item() for name, values in figures.items()},
-        "bottleneck_module": names[bottleneck[0]],
-        "total_flops": float(table["flops"].sum()),
-        "total_bytes": float(table["bytes_total"].sum()),
+        "bottleneck_module": names[int(bottleneck[0])],
+        "total_flops": float(table.get_column("flops").sum()),
+        "total_bytes": float(table.get_column("bytes_total").sum()),
     }
-    summary = pl.DataFrame([row], schema=SUMMARY).fill_nan(None)
-    return Schedule(ops.select(SCHEDULE.names()).cast(SCHEDULE), summary)
+    # NaN is a figure without a value (fps of a zero-time frame, an unpublished area).
+    row = {k: None if isinstance(v, float) and math.isnan(v) else v for k, v in row.items()}
+    return Schedule(ops, pl.DataFrame([row], schema=SUMMARY))
+
+
+_BOUNDS = pl.Series("bound", ["compute", "memory"], BOUND)
 
 
 def module_busy(result: Schedule, accel: Accelerator) -> pl.DataFrame:
@@ -435,28 +448,26 @@ def module_busy(result: Schedule, accel: Accelerator) -> pl.DataFrame:
     >>> busy["busy_cycles"].max() == s.summary["interval_cycles"].item()
     True
     """
-    counts = pl.DataFrame(
-        {"module": [m.name for m in accel.modules], "count": [m.count for m in accel.modules]},
-        schema={"module": pl.String(), "count": pl.Int64()},
-    )
+    names = [m.name for m in accel.modules]
+    counts = np.array([m.count for m in accel.modules], np.int64)
+    ops = result.schedule
+    index = {name: i for i, name in enumerate(names)}
+    rows = ops.get_column("module").to_list()
+    module = np.array([index.get(name, -1) for name in rows], np.int64)
     # The interval is that of the batch stream: frame-scoped ops run outside it.
-    used = (
-        result.schedule.filter(pl.col("scope") == "batch")
-        .group_by("module")
-        .agg(instance_cycles=(pl.col("duration_cycles") * pl.col("instances")).sum())
-    )
-    return (
-        counts.join(used, on="module", how="left", maintain_order="left")
-        .select(
-            graph=pl.lit(result.summary["graph"].item()),
-            accelerator=pl.lit(accel.name),
-            module="module",
-            count="count",
-            busy_cycles=(pl.col("instance_cycles").fill_null(0) + pl.col("count") - 1)
-            // pl.col("count"),
-        )
-        .cast(MODULE_BUSY)
-    )
+    used = (ops.get_column("scope") == "batch").to_numpy() & (module >= 0)
+    cycles = ops.get_column("duration_cycles").to_numpy() * ops.get_column("instances").to_numpy()
+    instance_cycles = np.zeros(len(names), np.int64)  # exact integers, unlike bincount's
+    np.add.at(instance_cycles, module[used], cycles[used])
+    busy = (instance_cycles + counts - 1) // counts
+    columns: dict[str, list[str] | np.ndarray] = {
+        "graph": [result.summary.get_column("graph").item()] * len(names),
+        "accelerator": [accel.name] * len(names),
+        "module": names,
+        "count": counts,
+        "busy_cycles": busy,
+    }
+    return pl.DataFrame([pl.Series(k, v, MODULE_BUSY[k]) for k, v in columns.items()])
 
 
 def unmapped_summary(

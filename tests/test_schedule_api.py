@@ -10,9 +10,12 @@ import polars as pl
 import pytest
 
 import nerframe
+from nerframe import graphs, scheduling
 from nerframe.builtin_pipelines import PIPELINES
 from nerframe.hardware import BUILTIN, GPUS
-from nerframe.schemas import SCHEDULE, SUMMARY
+from nerframe.kernels.dag import dag
+from nerframe.mapping import map_operators
+from nerframe.schemas import MODULE_BUSY, OP_TYPE, SCHEDULE, SUMMARY
 
 NATIVE = [(p, a) for p, spec in PIPELINES.items() for a in spec.native]
 ON_GPUS = [(p, gpu) for p in ("neurex", "gscore") for gpu in GPUS]
@@ -158,3 +161,75 @@ def test_the_matrix_covers_every_builtin() -> None:
 def test_same_input_same_schedule() -> None:
     g = nerframe.pipeline("srender")
     assert nerframe.schedule(g, "neurex").schedule.equals(nerframe.schedule(g, "neurex").schedule)
+
+
+def test_map_operators_reads_an_enum_column_like_its_strings() -> None:
+    neurex = nerframe.accelerator("neurex")
+    # Two chunks, sliced: the Enum's codes are read at the slice's offset.
+    column = pl.Series(["UniformSampler", "HashEncoding"], dtype=OP_TYPE).append(
+        pl.Series(["MLP", "HashEncoding"], dtype=OP_TYPE)
+    )[1:]
+    flags = [False, True, False]
+    expected = ["index_generation_unit", "systolic_array_32x32", "index_generation_unit"]
+    for types in (column, column.cast(pl.String), column.to_list()):
+        modules = map_operators(types, flags, neurex)
+        assert [neurex.modules[i].name for i in modules] == expected
+    for types, backward in ((pl.Series([None, "MLP"], dtype=OP_TYPE), [False, False]),
+                            (["MLP", None], [False, False]), (["MLP"], [None])):  # fmt: skip
+        with pytest.raises(nerframe.NerframeError, match="must not be null"):
+            map_operators(types, backward, neurex)
+
+
+def test_unmapped_op_types_are_named_in_the_order_rows_show_them(tmp_path: Path) -> None:
+    # MLP comes after HashEncoding in the catalogue, but first in the rows.
+    accel = nerframe.accelerator(tiny_accelerator(tmp_path))
+    rows = ["UniformSampler", "MLP", "HashEncoding", "MLP"]
+    for types in (rows, pl.Series(rows, dtype=OP_TYPE)):
+        with pytest.raises(nerframe.UnmappedError, match=r"op types MLP, HashEncoding \("):
+            map_operators(types, [False, True, False, False], accel)
+
+
+def test_a_graph_computes_its_dag_and_phases_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    neurex, gscore = nerframe.pipeline("neurex"), nerframe.pipeline("gscore")
+    built: list[int] = []
+
+    def counting(n: int, src: object, dst: object) -> object:
+        built.append(n)
+        return dag(n, src, dst)
+
+    monkeypatch.setattr(graphs, "dag", counting)
+    monkeypatch.setattr(scheduling, "dag", counting)
+    first = nerframe.schedule(neurex, "neurex")
+    again = nerframe.schedule(neurex, "neurex")
+    # Every neurex op is batch-scoped: its one phase is scheduled on the graph's own
+    # DAG, built when the graph was.
+    assert built == [] and graphs.dag_of(neurex) is graphs.dag_of(neurex)
+    assert first.schedule.equals(again.schedule) and first.summary.equals(again.summary)
+    # gscore: four frame-scoped ops, then one batch-scoped op; each phase gets its
+    # own sub-DAG per schedule, the graph's DAG is not rebuilt.
+    nerframe.schedule(gscore, "gscore")
+    assert sorted(built) == [1, 4]
+    phase = graphs.phases(gscore)
+    phase[:] = 7  # a copy: the graph's own stays as it was
+    assert graphs.phases(gscore).tolist() == [0, 0, 0, 0, 1]
+
+
+@pytest.mark.parametrize(("parallelism", "alu"), [("split", 9), ("instance", 5)])
+def test_module_busy_counts_batch_ops_per_instance(
+    tmp_path: Path, parallelism: str, alu: int
+) -> None:
+    accel = nerframe.accelerator(tiny_accelerator(tmp_path))
+    # tiny_graph's two batch ops and a frame-scoped renderer after the batches. The
+    # sampler takes 2 + 7 = 9 cycles on 2 (split) or 1 (instance) of the 2 alu
+    # instances: ceil(9 * 2 / 2) = 9 or ceil(9 * 1 / 2) = 5 per instance. The batch
+    # renderer keeps the one blend instance busy 60 cycles; the frame one is outside
+    # the batch stream.
+    ops = [
+        {"op_type": "UniformSampler", "B": 10, "N": 4, "bitwidth": 8},
+        {"op_type": "RGBRenderer", "B": 10, "N": 4, "bitwidth": 8},
+        {"op_type": "RGBRenderer", "B": 10, "N": 4, "bitwidth": 8, "scope": "frame"},
+    ]
+    g = nerframe.graph("tiny", ops, [(0, 1), (1, 2)], frame_pixels=100)
+    busy = scheduling.module_busy(nerframe.schedule(g, accel, parallelism), accel)
+    assert busy.schema == MODULE_BUSY
+    assert busy.rows() == [("tiny", "tiny", "alu", 2, alu), ("tiny", "tiny", "blend", 1, 60)]

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from nerframe.errors import CycleError, InvalidInputError
 from nerframe.kernels import reference_schedule as ref
+from nerframe.kernels import schedule as schedule_kernel
 from nerframe.kernels.dag import Dag, check_dag, csr, dag, topological_order
 from nerframe.kernels.schedule import ConfigArrays, OpArrays, ScheduleResult, schedule_configs
 
@@ -293,6 +294,43 @@ def test_empty_graph_and_empty_batch() -> None:
     assert empty.start.shape == (2, 0)
     none = run(small_batch(1, [], configs=0), split=False)
     assert none.makespan.shape == (0,) and none.start.shape == (0, 1)
+
+
+def test_one_configuration_runs_on_the_calling_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A chain of SERIAL_BELOW ops on one module: each op takes 1 + ceil(10 / 5) = 3
+    # cycles, one after another. One configuration is far above the placement
+    # threshold, yet the kernel parallel over configurations must not be entered.
+    n = schedule_kernel.SERIAL_BELOW
+    chain = np.arange(n - 1, dtype=np.int64)
+    args = (
+        dag(n, chain, chain + 1),
+        OpArrays(np.zeros(n, np.int64), np.full(n, 10.0), np.zeros(n)),
+    )
+    configs = {
+        "count": [[1]],
+        "throughput": [[5.0]],
+        "latency": [[1]],
+        "power_uw": [[0.0]],
+        "frequency_mhz": [1000.0],
+        "dram_bandwidth_gbps": [1.0],
+        "dram_pj_per_byte": [0.0],
+    }
+    entered: list[int] = []
+    parallel = schedule_kernel._schedule_parallel
+    monkeypatch.setattr(
+        schedule_kernel,
+        "_schedule_parallel",
+        lambda *a: entered.append(a[5]) or parallel(*a),
+    )
+    one = schedule_configs(*args, ConfigArrays(**configs, instances=[[1]]))
+    assert entered == []
+    assert one.makespan.tolist() == [3 * n] and one.interval.tolist() == [3 * n]
+    # Two configurations of the same size do take the parallel kernel, one chunk
+    # per configuration, when there are threads to run it.
+    two = {k: np.repeat(np.asarray(v), 2, axis=0) for k, v in configs.items()}
+    both = schedule_configs(*args, ConfigArrays(**two, instances=[[1], [1]]))
+    assert entered == ([2] if numba.get_num_threads() > 1 else [])
+    assert both.makespan.tolist() == [3 * n, 3 * n]
 
 
 # ------------------------------------------------------------------- graph helpers
