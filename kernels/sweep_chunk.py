@@ -37,10 +37,13 @@ every configuration of the grid is schedulable.
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import numpy as np
-from numba import njit, prange
+from numba import get_num_threads, njit, prange, types
+from numba.core.typing.templates import Signature
+from numba.extending import intrinsic
 
 from nerframe.kernels.dag import Dag
 from nerframe.kernels.frames import frame
@@ -112,6 +115,28 @@ class Grid(NamedTuple):
     module: np.ndarray  # int64[A]
     ints: np.ndarray  # int64[A, max size]
     floats: np.ndarray  # float64[A, max size]
+
+
+@intrinsic
+def claim(typingctx: Any, counter: types.Type) -> tuple[Signature, Callable[..., Any]] | None:
+    """In numba code: atomically add 1 to ``counter[0]`` (an int64 array) and return
+    the value before, so threads sharing the counter each get a distinct number.
+
+    >>> from numba import njit
+    >>> twice = njit(lambda counter: (claim(counter), claim(counter)))
+    >>> counter = np.zeros(1, np.int64)
+    >>> twice(counter), counter.tolist()
+    ((0, 1), [2])
+    """
+    if not (isinstance(counter, types.Array) and counter.dtype == types.int64):
+        return None
+
+    def codegen(context: Any, builder: Any, signature: Signature, args: Any) -> Any:
+        array = context.make_array(signature.args[0])(context, builder, args[0])
+        one = context.get_constant(types.int64, 1)
+        return builder.atomic_rmw("add", array.data, one, "monotonic")
+
+    return types.int64(counter), codegen
 
 
 @njit(cache=True)
@@ -308,32 +333,42 @@ def _blocks(
     floats: np.ndarray,
     ok: np.ndarray,
     longest: np.ndarray,
+    threads: int,
 ) -> None:
+    # Each thread claims the next unclaimed block until none is left, rather than
+    # taking a fixed share: a thread that shares its core (with a store's writer
+    # thread, or another process) then computes fewer blocks instead of keeping the
+    # others waiting at the end of the loop.
     size = ok.shape[0]
-    for b in prange(longest.shape[0]):
-        longest[b] = _block(
-            b * BLOCK,
-            min(size, (b + 1) * BLOCK),
-            start,
-            grid,
-            pre_dag,
-            batch_dag,
-            post_dag,
-            pre_ops,
-            batch_ops,
-            post_ops,
-            nbytes,
-            batches,
-            pipelined,
-            split,
-            inst_base,
-            constraint,
-            low,
-            high,
-            ints,
-            floats,
-            ok,
-        )
+    claimed = np.zeros(1, np.int64)
+    for _ in prange(threads):
+        while True:
+            b: int = claim(claimed)  # type: ignore[call-arg]  # typed by numba
+            if b >= longest.shape[0]:
+                break
+            longest[b] = _block(
+                b * BLOCK,
+                min(size, (b + 1) * BLOCK),
+                start,
+                grid,
+                pre_dag,
+                batch_dag,
+                post_dag,
+                pre_ops,
+                batch_ops,
+                post_ops,
+                nbytes,
+                batches,
+                pipelined,
+                split,
+                inst_base,
+                constraint,
+                low,
+                high,
+                ints,
+                floats,
+                ok,
+            )
 
 
 def result_matrices(size: int, n_axes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -382,5 +417,5 @@ def evaluate_chunk(
         return float(_block(0, size, start, grid, *dags, *ops, nbytes, batches, pipelined,
                             split, inst_base, constraint, low, high, ints, floats, ok))  # fmt: skip
     _blocks(start, grid, *dags, *ops, nbytes, batches, pipelined, split, inst_base,
-            constraint, low, high, ints, floats, ok, longest)  # fmt: skip
+            constraint, low, high, ints, floats, ok, longest, get_num_threads())  # fmt: skip
     return float(longest.max(initial=0.0))

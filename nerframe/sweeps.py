@@ -98,6 +98,8 @@ class _Prepared(NamedTuple):
     ops: tuple[OpArrays, OpArrays, OpArrays]
     nbytes: np.ndarray  # DRAM bytes of each phase
     checked: bool  # every configuration of the grid passes the scheduler's checks
+    batches: int  # the graph's batches per frame (a property that filters its ops)
+    name: int  # the graph's index in the rows' graph Enum
 
 
 class Evaluator:
@@ -149,7 +151,14 @@ class Evaluator:
                 checked = False
             nbytes = np.array([mapped.dram_bytes[o].sum() for o in parts], np.float64)
             self._prepared = _Prepared(
-                g, mapped, (dags[0], dags[1], dags[2]), (ops[0], ops[1], ops[2]), nbytes, checked
+                g,
+                mapped,
+                (dags[0], dags[1], dags[2]),
+                (ops[0], ops[1], ops[2]),
+                nbytes,
+                checked,
+                g.batches,
+                self._graphs.to_list().index(g.name),
             )
             self._key = (graph, point)
         return self._prepared
@@ -158,11 +167,11 @@ class Evaluator:
         """The rows of one task, computed into `out` (fresh `result_matrices` by default).
         The columns share memory with `out`: reuse it only once the rows are dropped."""
         spec = self.spec
-        g = self._prepare(task.graph, task.point).graph
+        prepared = self._prepare(task.graph, task.point)
         ints, floats, feasible = self.kernel(task, out)
         size = task.stop - task.start
         columns: dict[str, Any] = {
-            "graph": self._graphs.new_from_index(self._graphs.to_list().index(g.name), size),
+            "graph": self._graphs.new_from_index(prepared.name, size),
             "accelerator": self._accelerator.new_from_index(0, size),
         }
         for name, value in self._points[task.point].items():
@@ -172,7 +181,8 @@ class Evaluator:
         for a, (name, values) in enumerate(spec.grid.items()):
             integer = values.dtype == np.int64
             columns[name] = ints[len(INT_ROWS) + a] if integer else floats[len(FLOAT_ROWS) + a]
-        columns["batches"] = pl.Series("batches", [g.batches], pl.Int64).new_from_index(0, size)
+        batches = pl.Series("batches", [prepared.batches], pl.Int64)
+        columns["batches"] = batches.new_from_index(0, size)
         for k, name in enumerate(INT_ROWS[1:6], 1):
             columns[name] = ints[k]
         for k, name in enumerate(FLOAT_ROWS):
@@ -187,7 +197,7 @@ class Evaluator:
         """The fused kernel's result matrices for one task (see `evaluate_chunk`)."""
         spec = self.spec
         prepared = self._prepare(task.graph, task.point)
-        g, mapped = prepared.graph, prepared.mapped
+        mapped = prepared.mapped
         inst_base = self._inst_base
         if not prepared.checked:
             # Some configuration fails the scheduler's checks: this task's own arrays
@@ -205,7 +215,7 @@ class Evaluator:
             prepared.dags,
             prepared.ops,
             prepared.nbytes,
-            g.batches,
+            prepared.batches,
             overlaps(spec.hardware, spec.pipelined),
             self._split,
             inst_base,
@@ -216,7 +226,7 @@ class Evaluator:
         )
         if longest >= 2**62:
             raise InvalidInputError(
-                f"a frame of {g.batches} batches would take about {longest:.3g} cycles, "
+                f"a frame of {prepared.batches} batches would take about {longest:.3g} cycles, "
                 "beyond the int64 range; lower frame_pixels",
                 "frame_pixels",
             )

@@ -5,11 +5,13 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import numba
 import numpy as np
 import polars as pl
 import pytest
 
 import nerframe
+from nerframe.kernels.sweep_chunk import claim
 from nerframe.scheduling import frame_figures, overlaps
 from nerframe.sweep_specs import sweep_spec
 from nerframe.sweep_store import part_path, write_part
@@ -136,3 +138,26 @@ def test_store_parts_are_byte_identical_to_fresh_chunks(tmp_path: Path) -> None:
         part = part_path(tmp_path / "store", spec, ["neurex"], task)
         write_part(tmp_path / "fresh.parquet", evaluate(task))
         assert part.read_bytes() == (tmp_path / "fresh.parquet").read_bytes()
+
+
+@numba.njit(parallel=True)
+def _tickets(threads: int, total: int) -> np.ndarray:
+    """Threads claim numbers below `total` as the chunk kernel claims its blocks, and
+    count how often each number was handed out."""
+    counter = np.zeros(1, np.int64)
+    taken = np.zeros((threads, total), np.int64)
+    for t in numba.prange(threads):
+        while True:
+            n = claim(counter)
+            if n >= total:
+                break
+            taken[t, n] += 1
+    return taken
+
+
+def test_threads_claim_every_block_exactly_once() -> None:
+    """Blocks go to whichever thread is free next: under contention no number may be
+    handed out twice or skipped, whatever thread takes it."""
+    threads = numba.get_num_threads()
+    taken = _tickets(threads, 200_000)
+    assert taken.sum(axis=0).tolist() == [1] * 200_000
