@@ -194,13 +194,15 @@ class Mapped:
     dram_bytes: np.ndarray
 
     @classmethod
-    def of(cls, graph: Graph, accel: Accelerator) -> Mapped:
+    def of(cls, graph: Graph, accel: Accelerator, table: pl.DataFrame | None = None) -> Mapped:
         """Costs, module and work of every op, and each phase's ops, data-edge CSR
         and topological order. Raises `nerframe.UnmappedError` when an op has no
         module (or its module's unit cannot count the op's work), `NerframeError`
-        for a frame-scoped op between batch-scoped ones.
+        for a frame-scoped op between batch-scoped ones. `table` is ``costs(graph)``
+        when the caller already has it (one graph on many accelerators).
         """
-        table = costs(graph.ops)
+        if table is None:
+            table = costs(graph.ops)
         module = map_operators(table.get_column("op_type"), table.get_column("backward"), accel)
         on_chip = np.array([m.on_chip for m in accel.modules], dtype=bool)[module]
         dram_bytes = np.where(on_chip, 0.0, table.get_column("bytes_total").to_numpy())
@@ -369,8 +371,21 @@ def schedule(
     if isinstance(graph, str):
         graph = pipeline(graph)
     accel = accelerator(accel) if isinstance(accel, str) else accel
+    return schedule_mapped(Mapped.of(graph, accel), graph, accel, parallelism, pipelined)
+
+
+def schedule_mapped(
+    mapped: Mapped, graph: Graph, accel: Accelerator, parallelism: str, pipelined: bool
+) -> Schedule:
+    """`schedule` of a graph already mapped on `accel` (`Mapped.of`), so that a caller
+    scheduling one graph on many accelerators costs it once.
+
+    >>> g, a = pipeline("neurex"), accelerator("neurex")
+    >>> schedule_mapped(Mapped.of(g, a), g, a, "split", True).summary.equals(
+    ...     schedule(g, a).summary)
+    True
+    """
     pipelined = overlaps(accel, pipelined)
-    mapped = Mapped.of(graph, accel)
     configs = Configurations.of(accel)
     run = mapped.run(configs, parallelism, keep_ops=True)
     figures = frame_figures(run, configs, graph.batches, pipelined)
