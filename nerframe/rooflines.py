@@ -30,7 +30,7 @@ import polars as pl
 
 from nerframe import ppa, schemas
 from nerframe.costing import costs as compute_costs
-from nerframe.errors import NerframeError
+from nerframe.errors import InvalidInputError, NerframeError
 from nerframe.graphs import Graph
 from nerframe.hardware import accelerator
 
@@ -140,8 +140,10 @@ def _from_accelerator(accel: _AcceleratorLike) -> System:
     try:
         name, peak, bandwidth = accel.name, accel.peak_tflops, accel.dram_bandwidth_gbps
     except AttributeError as e:
-        raise NerframeError(
-            f"not a roofline system or accelerator: {accel!r} ({e.name} missing)"
+        raise InvalidInputError(
+            f"not a roofline system or accelerator: {accel!r} ({e.name} missing); give a "
+            "System, an accelerator or a name such as 'A100'",
+            repr(accel),
         ) from None
     if peak == 0:
         raise NerframeError(
@@ -175,8 +177,13 @@ def roofline(
     """
     if isinstance(costs, Graph):
         costs = costs.ops
-    if isinstance(systems, str | System):
-        systems = [systems]
+    if not isinstance(costs, pl.DataFrame):
+        raise InvalidInputError(
+            f"roofline takes a costs table, an ops table or a Graph, got {type(costs).__name__}",
+            "costs",
+        )
+    if isinstance(systems, str | System) or not isinstance(systems, Sequence):
+        systems = [systems]  # one system; anything else fails by name in `system`
     if "flops" not in costs.columns and "op_type" in costs.columns:
         costs = compute_costs(costs)
     missing = [c for c in (*_COST_INPUT, "intensity") if c not in costs.columns]

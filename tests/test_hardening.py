@@ -430,3 +430,83 @@ def test_write_errors_name_the_target_not_the_temporary_file(
     assert cli.main(["costs", "neurex", "-o", str(target)]) == 1
     assert capsys.readouterr().err == f"error: {target}: No space left on device\n"
     assert list(tmp_path.iterdir()) == []
+
+
+# --------------------------------------------------- API arguments of other kinds
+
+
+def test_huge_gaussian_counts_schedule_or_fail_in_one_line() -> None:
+    def pre_cycles(gaussians: int) -> int:
+        result = run_cli(
+            "schedule", "gscore", "--hardware", "gscore", "--gaussians", str(gaussians),
+            "--summary", "--format", "csv",
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        row = result.stdout.splitlines()[1].split(",")
+        assert row[2] == "ok"
+        return int(row[9])
+
+    # 10**11 Gaussians (a traceback once): the per-Gaussian frame work is 100 times
+    # that of 10**9, less the fixed pipeline latencies.
+    assert pre_cycles(10**11) / pre_cycles(10**9) == pytest.approx(100, rel=1e-4)
+    line = one_error_line(run_cli("costs", "gscore", "--gaussians", str(10**15)))
+    assert "element count reaches 2**53" in line
+
+
+def test_analyze_takes_graph_and_accelerator_objects(tmp_path: Path) -> None:
+    g = nerframe.pipeline("neurex", rays=1024)
+    result = nerframe.analyze(
+        g, nerframe.accelerator("neurex"), output=tmp_path / "a", report=False
+    )
+    assert result.summary.select("graph", "accelerator", "rays").rows() == [
+        ("neurex", "neurex", 1024)
+    ]
+    by_name = nerframe.analyze("neurex", "neurex", tmp_path / "b", rays=1024, report=False)
+    assert result.summary.equals(by_name.summary)
+    with pytest.raises(nerframe.InvalidInputError, match="rays applies to named pipelines"):
+        nerframe.analyze(g, output=tmp_path / "c", rays=4096)
+
+
+@pytest.mark.parametrize(
+    ("pipelines", "hardware", "message"),
+    [
+        (5, "neurex", "pipelines must be names, paths or Graph objects, got int"),
+        (["neurex", None], "neurex", "pipelines must be names, paths or Graph objects, got None"),
+        ("neurex", 5, "hardware must be names, paths or Accelerator objects, got int"),
+        ("neurex", ["neurex", 2.0], "hardware must be names, paths or Accelerator objects, got f"),
+    ],
+)
+def test_analyze_arguments_of_other_kinds_are_refused(
+    tmp_path: Path, pipelines: object, hardware: object, message: str
+) -> None:
+    with pytest.raises(nerframe.InvalidInputError, match=message):
+        nerframe.analyze(pipelines, hardware, output=tmp_path / "out")  # type: ignore[arg-type]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_two_accelerators_with_one_name_are_refused(tmp_path: Path) -> None:
+    # The built-in neurex and a copy of its file: both are named 'neurex', and their
+    # rows would overwrite each other's store partitions.
+    copy = write_json(tmp_path / "copy.json", json.loads(NEUREX.read_text()))
+    with pytest.raises(nerframe.InvalidInputError, match="two accelerators are named 'neurex'"):
+        nerframe.analyze("neurex", ["neurex", str(copy)], output=tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("systems", [5, [5], None, ["A100", object()]])
+def test_roofline_systems_of_other_kinds_are_refused(systems: object) -> None:
+    g = nerframe.pipeline("neurex")
+    with pytest.raises(nerframe.InvalidInputError, match="not a roofline system or accelerator"):
+        nerframe.roofline(g, systems)  # type: ignore[arg-type]
+    with pytest.raises(nerframe.InvalidInputError, match="got str"):
+        nerframe.roofline("neurex", "A100")  # type: ignore[arg-type]
+    # An accelerator object is one system, like its name.
+    accel = nerframe.accelerator("neurex")
+    assert nerframe.roofline(g, accel).equals(nerframe.roofline(g, ["neurex"]))
+
+
+def test_analysis_repr_is_one_line(tmp_path: Path) -> None:
+    result = nerframe.analyze(
+        ["neurex", "gscore"], ["neurex", "gscore"], tmp_path / "o", report=False
+    )
+    assert repr(result) == f"Analysis({str(tmp_path / 'o')!r}, 4 pairs: 2 ok, 2 unmapped)"
