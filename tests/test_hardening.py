@@ -510,3 +510,23 @@ def test_analysis_repr_is_one_line(tmp_path: Path) -> None:
         ["neurex", "gscore"], ["neurex", "gscore"], tmp_path / "o", report=False
     )
     assert repr(result) == f"Analysis({str(tmp_path / 'o')!r}, 4 pairs: 2 ok, 2 unmapped)"
+
+
+def test_graph_names_of_one_readable_form_get_distinct_charts(tmp_path: Path) -> None:
+    # "a b" and "a_b" both read as a_b in a file name, and a graph named "overview"
+    # would take the overview section's anchor.
+    graphs = [
+        write_json(tmp_path / f"{i}.json", graph_doc(n))
+        for i, n in enumerate(["a_b", "a b", "overview"])
+    ]
+    store = nerframe.analyze(
+        [str(g) for g in graphs], "neurex", tmp_path / "out", images=True
+    ).store
+    charts = {p.name for p in (store / "charts").glob("graph--*.svg")}
+    assert charts == {"graph--a_b.svg", "graph--a_b_2.svg", "graph--overview_2.svg"}
+    page = (store / "report.html").read_text()
+    assert '<section id="a_b"><h2>a_b</h2>' in page
+    ids = [part.split('"')[0] for part in page.split(' id="')[1:]]
+    assert len(ids) == len(set(ids))
+    assert '<section id="a_b_2"><h2>a b</h2>' in page
+    assert '<section id="overview_2"><h2>overview</h2>' in page
