@@ -604,6 +604,14 @@ def build_report(store: str | Path, output: str | Path | None = None, images: bo
     with `output` only that HTML file, leaving the store untouched. With
     `images`, the PNG and SVG of every chart go to ``charts/`` beside the HTML
     (each chart rendered once; the PNG is rasterised from its SVG).
+
+    >>> import nerframe, tempfile
+    >>> store = nerframe.analyze("neurex", "neurex", tempfile.mkdtemp() + "/s", report=False).store
+    >>> build_report(store).name, (store / "summary.md").exists()
+    ('report.html', True)
+    >>> elsewhere = build_report(store, store.parent / "copy.html")
+    >>> elsewhere.read_text() == (store / "report.html").read_text()
+    True
     """
     store = Path(store)
     manifest = read_manifest(store)

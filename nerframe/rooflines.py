@@ -68,7 +68,11 @@ class System:
 
     @property
     def ridge(self) -> float:
-        """Arithmetic intensity (FLOP/byte) where the compute and memory roofs meet."""
+        """Arithmetic intensity (FLOP/byte) where the compute and memory roofs meet.
+
+        >>> System("npu", peak_tflops=4.0, bandwidth_gbps=100.0).ridge  # 4e12 / 1e11
+        40.0
+        """
         return ppa.ridge(self.peak_tflops, self.bandwidth_gbps)
 
 

@@ -36,6 +36,13 @@ def connect(store: str | Path) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB connection with a view over the Parquet files of each table.
 
     A missing or unreadable store is a `NerframeError`.
+
+    >>> import nerframe, tempfile
+    >>> store = nerframe.analyze("neurex", "neurex", tempfile.mkdtemp() + "/s", report=False).store
+    >>> con = connect(store)
+    >>> con.sql("SELECT graph, accelerator, status FROM summary").fetchall()
+    [('neurex', 'neurex', 'ok')]
+    >>> con.close()
     """
     con = duckdb.connect(":memory:")
     for table, parts in tables(store).items():
@@ -50,7 +57,11 @@ def connect(store: str | Path) -> duckdb.DuckDBPyConnection:
 
 @cache
 def named_queries() -> dict[str, str]:
-    """Every named query: name -> SQL text, read from the installed package data."""
+    """Every named query: name -> SQL text, read from the installed package data.
+
+    >>> "matrix" in named_queries() and "pareto" in named_queries()
+    True
+    """
     folder = resources.files("nerframe.queries")
     return {
         entry.name.removesuffix(".sql"): entry.read_text(encoding="utf-8")

@@ -79,7 +79,15 @@ def write_table(
 
 
 def write_manifest(store: str | Path, run: dict[str, object]) -> Path:
-    """Write ``store.json``: nerframe version, time, `run` and the row count of every table."""
+    """Write ``store.json``: nerframe version, time, `run` and the row count of every table.
+
+    >>> import tempfile
+    >>> store = tempfile.mkdtemp()
+    >>> _ = write_table(store, "edges", pl.DataFrame({"graph": ["g", "g"]}), pipeline="g")
+    >>> manifest = json.loads(write_manifest(store, {"what": "example"}).read_text())
+    >>> manifest["run"], manifest["rows"]
+    ({'what': 'example'}, {'edges': 2})
+    """
     from nerframe import __version__
 
     store = Path(store)
@@ -105,7 +113,19 @@ def write_manifest(store: str | Path, run: dict[str, object]) -> Path:
 
 
 def read_manifest(store: str | Path) -> dict[str, object]:
-    """Read ``store.json``; a missing or unreadable store is a `StoreError`."""
+    """Read ``store.json``; a missing or unreadable store is a `StoreError`.
+
+    >>> import tempfile
+    >>> store = tempfile.mkdtemp()
+    >>> _ = write_manifest(store, {"what": "example"})
+    >>> read_manifest(store)["run"]
+    {'what': 'example'}
+    >>> try:
+    ...     read_manifest(store + "/nowhere")
+    ... except StoreError as e:
+    ...     print(str(e).removeprefix(store))
+    /nowhere: not a nerframe result store (no such folder)
+    """
     path = Path(store, MANIFEST)
     if not Path(store).is_dir():
         raise StoreError(f"{store}: not a nerframe result store (no such folder)", str(store))
@@ -206,7 +226,15 @@ def _holder_alive(lock: Path) -> bool:
 
 
 def tables(store: str | Path) -> dict[str, list[Path]]:
-    """The Parquet files of every table in `store`, by table name."""
+    """The Parquet files of every table in `store`, by table name.
+
+    >>> import tempfile
+    >>> store = tempfile.mkdtemp()
+    >>> _ = write_table(store, "edges", pl.DataFrame({"graph": ["g"]}), pipeline="g")
+    >>> _ = write_manifest(store, {})
+    >>> {t: [p.relative_to(store).as_posix() for p in ps] for t, ps in tables(store).items()}
+    {'edges': ['edges/pipeline=g/part-0.parquet']}
+    """
     read_manifest(store)
     return {
         folder.name: parts

@@ -34,7 +34,13 @@ def _layers(ops: pl.DataFrame, data_edges: pl.DataFrame, graph: str) -> pl.DataF
 def graph_chart(ops: pl.DataFrame, edges: pl.DataFrame) -> Chart:
     """The operator DAG of one pipeline, in layers (layer = longest path from a source
     over data edges); nodes labelled by op type (``(B)`` for backward), data edges
-    solid, feedback edges dashed."""
+    solid, feedback edges dashed.
+
+    >>> import nerframe
+    >>> g = nerframe.pipeline("neurex")
+    >>> graph_chart(g.ops, g.edges).to_dict()["title"]
+    {'text': 'Operator graph of neurex', 'subtitle': '5 ops'}
+    """
     return _draw(*_prepare(ops, edges))
 
 
