@@ -628,9 +628,8 @@ def test_every_public_function_and_class_has_a_runnable_example() -> None:
     for module in (nerframe, charts, trace):
         for name in module.__all__:
             obj = getattr(module, name)
-            if inspect.isfunction(obj) or inspect.isclass(obj):
-                if not documented(obj):
-                    missing.add(name)
+            if (inspect.isfunction(obj) or inspect.isclass(obj)) and not documented(obj):
+                missing.add(name)
             if inspect.isclass(obj) and not issubclass(obj, BaseException):
                 for member, value in vars(obj).items():
                     method = value.fget if isinstance(value, property) else value
