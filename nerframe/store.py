@@ -26,6 +26,7 @@ import json
 import os
 import re
 import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -209,13 +210,25 @@ def glob_escape(name: str) -> str:
     return re.sub(r"([*?\[])", r"[\1]", name)
 
 
+# A run writes its pid into the lock right after creating it; a lock still without
+# a pid this much later was left by a run killed in between.
+_UNWRITTEN_LOCK_S = 10.0
+
+
 def _holder_alive(lock: Path) -> bool:
     try:
-        pid = int(lock.read_text().strip() or "0")
-    except (OSError, ValueError):
-        return True  # being written this instant: treat as held
-    if pid <= 0:
+        text = lock.read_text().strip()
+        age = time.time() - lock.stat().st_mtime
+    except FileNotFoundError:
+        return False
+    except OSError:
         return True
+    try:
+        pid = int(text or "0")
+    except ValueError:
+        pid = 0
+    if pid <= 0:
+        return age < _UNWRITTEN_LOCK_S  # being written this instant: held
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

@@ -637,3 +637,38 @@ def test_every_public_function_and_class_has_a_runnable_example() -> None:
                         missing.add(f"{name}.{member}")
     # --doctest-modules runs every example, so they are runnable as well as present.
     assert missing <= WITHOUT_EXAMPLE_YET, sorted(missing - WITHOUT_EXAMPLE_YET)
+
+
+# ---------------------------------------------------------------------------- CI
+
+
+def test_a_skip_that_is_not_optional_fails_the_run(tmp_path: Path) -> None:
+    root = Path(__file__).resolve().parents[1]
+    (tmp_path / "conftest.py").write_text((root / "conftest.py").read_text())
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    (tmp_path / "test_skips.py").write_text(
+        "import pytest\n\n"
+        "def test_optional():\n    pytest.skip('optional: no GPU here')\n\n"
+        "def test_broken():\n    pytest.skip('fixture missing')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 1, done.stdout
+    assert "1 failed, 1 skipped" in done.stdout
+    assert "unexpected skip (reason must start with 'optional: '): fixture missing" in done.stdout
+
+
+def test_a_lock_without_a_pid_is_held_only_briefly(tmp_path: Path) -> None:
+    # A run killed between creating its lock and writing its pid into it.
+    lock = tmp_path / ".out.lock"
+    lock.touch()
+    with pytest.raises(nerframe.StoreError, match="another nerframe run is writing"):
+        nerframe.analyze(["neurex"], output=tmp_path / "out", report=False)
+    an_hour_ago = lock.stat().st_mtime - 3600
+    os.utime(lock, (an_hour_ago, an_hour_ago))
+    nerframe.analyze(["neurex"], output=tmp_path / "out", report=False)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
