@@ -160,6 +160,11 @@ def _load(store: Path) -> dict[str, pl.DataFrame]:
         if not (statuses["status"] == "ok").any():
             parts["schedule"] = []
     missing = [t for t in REQUIRED if t not in parts]
+    if missing and "sweep" in parts:
+        raise NerframeError(
+            f"{store}: a sweep store; a report is built from a store of analyze (query a "
+            "sweep store with 'nerframe query', draw its front with 'sweep --pareto --chart')"
+        )
     if missing:
         raise NerframeError(
             f"{store}: cannot build a report, table(s) missing: {', '.join(missing)}"

@@ -26,6 +26,7 @@ from nerframe.errors import NerframeError, NerframeWarning, did_you_mean
 from nerframe.store import tables
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_OVER_SWEEP = re.compile(r"\b(?:FROM|JOIN)\s+sweep\b", re.IGNORECASE)
 
 
 def _literal(text: str) -> str:
@@ -70,6 +71,15 @@ def named_queries() -> dict[str, str]:
     }
 
 
+def _queries_of(store: str | Path, queries: dict[str, str]) -> str:
+    """Which named queries suit `store`: those over table ``sweep`` for a sweep store,
+    the others for a store of analyze."""
+    sweep = "sweep" in tables(store)
+    suitable = [n for n, sql in queries.items() if bool(_OVER_SWEEP.search(sql)) == sweep]
+    kind = "a sweep store" if sweep else "a store of analyze"
+    return f" ({kind}; its named queries: {', '.join(suitable)})"
+
+
 def query(sql_or_name: str, store: str | Path) -> pl.DataFrame:
     """Run a named query (a name from `named_queries`) or raw SQL over `store`.
 
@@ -108,6 +118,8 @@ def query(sql_or_name: str, store: str | Path) -> pl.DataFrame:
         return relation.pl()
     except duckdb.Error as e:
         reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        if label != "SQL query" and isinstance(e, duckdb.CatalogException):
+            reason += _queries_of(store, queries)
         raise NerframeError(f"{label} failed on store {store}: {reason}") from None
     finally:
         con.close()

@@ -129,7 +129,8 @@ def read_manifest(store: str | Path) -> dict[str, object]:
     """
     path = Path(store, MANIFEST)
     if not Path(store).is_dir():
-        raise StoreError(f"{store}: not a nerframe result store (no such folder)", str(store))
+        what = "not a folder" if Path(store).exists() else "no such folder"
+        raise StoreError(f"{store}: not a nerframe result store ({what})", str(store))
     try:
         manifest = json.loads(path.read_text())
     except FileNotFoundError:

@@ -672,3 +672,23 @@ def test_a_lock_without_a_pid_is_held_only_briefly(tmp_path: Path) -> None:
     os.utime(lock, (an_hour_ago, an_hour_ago))
     nerframe.analyze(["neurex"], output=tmp_path / "out", report=False)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_stores_of_the_other_kind_are_named_as_such(tmp_path: Path) -> None:
+    sweep = tmp_path / "sweep"
+    nerframe.sweep(nerframe.pipeline("neurex"), "neurex", {"frequency_mhz": [500]}, output=sweep)
+    analysis = nerframe.analyze("neurex", "neurex", tmp_path / "analysis", report=False).store
+    line = one_error_line(run_cli("query", "matrix", "--store", str(sweep)))
+    assert line.endswith(
+        "(a sweep store; its named queries: best_under_budget, pareto, sensitivity)"
+    )
+    line = one_error_line(run_cli("query", "pareto", "--store", str(analysis)))
+    assert line.endswith(
+        "(a store of analyze; its named queries: bottlenecks, breakdown, matrix, roofline, "
+        "speedup, top_ops)"
+    )
+    line = one_error_line(run_cli("report", str(sweep)))
+    assert line.startswith(f"error: {sweep}: a sweep store; a report is built from a store of ")
+    assert not (sweep / "report.html").exists()
+    line = one_error_line(run_cli("query", "matrix", "--store", str(analysis / "store.json")))
+    assert line.endswith("store.json: not a nerframe result store (not a folder)")
