@@ -692,3 +692,9 @@ def test_stores_of_the_other_kind_are_named_as_such(tmp_path: Path) -> None:
     assert not (sweep / "report.html").exists()
     line = one_error_line(run_cli("query", "matrix", "--store", str(analysis / "store.json")))
     assert line.endswith("store.json: not a nerframe result store (not a folder)")
+
+
+def test_a_value_given_twice_in_one_vary_is_refused() -> None:
+    args = ["sweep", "neurex", "--hardware", "neurex", "--vary", "frequency_mhz=500,1000,500.0"]
+    line = one_error_line(run_cli(*args))
+    assert line == "error: --vary frequency_mhz lists 500 twice; give each value once"
