@@ -166,13 +166,15 @@ _COST_INPUT = ("graph", "op_id", "op_type", "category", "backward", "flops", "by
 
 
 def roofline(
-    costs: pl.DataFrame | Graph, systems: Sequence[System | str] | System | str
+    costs: pl.DataFrame | Graph,
+    systems: Sequence[System | str | _AcceleratorLike] | System | str | _AcceleratorLike,
 ) -> pl.DataFrame:
     """One row per (op of `costs`, system), with the columns of `schemas.ROOFLINE`.
 
     `costs` is a costs table, an ops table or a `Graph` (whose costs are computed
     first); `systems` one system (a name or a `System`) or several. Rows are in
-    `costs` order, each op followed by its systems in the given order. An op
+    `costs` order, each op followed by its systems in the given order (a system is a
+    `System`, a name as `system` takes, or an accelerator object). An op
     that moves no bytes attains the peak whatever its recorded intensity.
 
     >>> import nerframe

@@ -22,7 +22,7 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from nerframe.errors import NerframeError, NerframeWarning, did_you_mean
+from nerframe.errors import InvalidInputError, NerframeError, NerframeWarning, did_you_mean
 from nerframe.store import tables
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -92,6 +92,10 @@ def query(sql_or_name: str, store: str | Path) -> pl.DataFrame:
     >>> query("SELECT graph, accelerator, status FROM summary", store).rows()
     [('neurex', 'neurex', 'ok')]
     """
+    if not isinstance(sql_or_name, str):
+        raise InvalidInputError(
+            f"query takes a query name or SQL text, got {type(sql_or_name).__name__}", "query"
+        )
     text = sql_or_name.strip()
     if not text:
         raise NerframeError("empty query: give a query name or SQL")

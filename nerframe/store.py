@@ -127,6 +127,10 @@ def read_manifest(store: str | Path) -> dict[str, object]:
     ...     print(str(e).removeprefix(store))
     /nowhere: not a nerframe result store (no such folder)
     """
+    if not isinstance(store, str | os.PathLike):
+        raise InvalidInputError(
+            f"a result store is a folder path, got {type(store).__name__}", "store"
+        )
     path = Path(store, MANIFEST)
     if not Path(store).is_dir():
         what = "not a folder" if Path(store).exists() else "no such folder"

@@ -55,9 +55,9 @@ def pareto_chart(
     names = list(objectives)
     if len(names) < 2:
         raise NerframeError("pareto_chart: give two or more objectives")
-    missing = [c for c in ("graph", *names[:2]) if c not in front.columns]
-    if missing:
-        raise NerframeError(f"pareto_chart: the front has no column {missing[0]!r}")
+    from nerframe.charts.tables import require
+
+    require(front, ("graph", *names[:2]), "pareto_chart")
     import altair as alt
 
     x, y = names[1], names[0]
@@ -84,9 +84,9 @@ def sensitivity_chart(sensitivity: pl.DataFrame) -> alt.Chart:
     >>> sensitivity_chart(table).to_dict()["encoding"]["y"]["sort"]
     '-x'
     """
-    missing = [c for c in ("graph", "axis", "swing") if c not in sensitivity.columns]
-    if missing:
-        raise NerframeError(f"sensitivity_chart: the table has no column {missing[0]!r}")
+    from nerframe.charts.tables import require
+
+    require(sensitivity, ("graph", "axis", "swing"), "sensitivity_chart")
     import altair as alt
 
     return (

@@ -8,7 +8,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -313,7 +313,7 @@ def test_error_hierarchy_carries_the_culprit() -> None:
     assert err.value.accelerator == "neurex" and err.value.op_types
     assert isinstance(err.value, nerframe.NerframeError)
     with pytest.raises(nerframe.CycleError) as cycle:
-        nerframe.graph("c", graph_doc("c")["ops"] * 2, [(0, 1), (1, 0)])  # type: ignore[arg-type]
+        nerframe.graph("c", graph_doc("c")["ops"] * 2, [(0, 1), (1, 0)])  # type: ignore[arg-type, operator]
     assert cycle.value.cycle == [0, 1] and isinstance(cycle.value, nerframe.InvalidInputError)
 
 
@@ -698,3 +698,29 @@ def test_a_value_given_twice_in_one_vary_is_refused() -> None:
     args = ["sweep", "neurex", "--hardware", "neurex", "--vary", "frequency_mhz=500,1000,500.0"]
     line = one_error_line(run_cli(*args))
     assert line == "error: --vary frequency_mhz lists 500 twice; give each value once"
+
+
+def test_charts_queries_and_stores_refuse_other_kinds_by_name(tmp_path: Path) -> None:
+    from nerframe import charts
+
+    g = nerframe.pipeline("neurex")
+    run = nerframe.schedule(g, "neurex")
+    assert charts.graph_chart(g).to_dict() == charts.graph_chart(g.ops, g.edges).to_dict()
+    cases: list[tuple[Callable[[], object], str]] = [
+        (lambda: charts.gantt_chart(run), "gantt_chart takes a table (a polars DataFrame), "  # type: ignore[arg-type]
+         "got Schedule: pass its .schedule"),
+        (lambda: charts.breakdown_chart(g), "breakdown_chart takes a table (a polars "  # type: ignore[arg-type]
+         "DataFrame), got Graph"),
+        (lambda: charts.graph_chart(g.ops), "graph_chart: give the edges table with the ops"),
+        (lambda: charts.save_chart(5, tmp_path / "x.svg"), "save_chart takes an altair chart "  # type: ignore[arg-type]
+         "or its Vega-Lite spec (a dict), got int"),
+        (lambda: nerframe.pareto_chart([], {"fps": "max", "area_mm2": "min"}), "pareto_chart "  # type: ignore[arg-type]
+         "takes a table (a polars DataFrame), got list"),
+        (lambda: nerframe.query(5, tmp_path), "query takes a query name or SQL text, got int"),  # type: ignore[arg-type]
+        (lambda: nerframe.query("matrix", 5), "a result store is a folder path, got int"),  # type: ignore[arg-type]
+    ]  # fmt: skip
+    for call, message in cases:
+        with pytest.raises(nerframe.InvalidInputError) as err:
+            call()
+        assert str(err.value).startswith(message)
+    assert list(tmp_path.iterdir()) == []

@@ -10,7 +10,7 @@ import vl_convert as vlc
 
 from nerframe.atomic import atomic_path
 from nerframe.charts.theme import CONFIG, VL_VERSION, Chart
-from nerframe.errors import NerframeError
+from nerframe.errors import InvalidInputError, NerframeError
 
 _SVG_ID = re.compile(r'(?<=id=")(clip|gradient_)(\d+)(?=")|(?<=url\(#)(clip|gradient_)(\d+)(?=\))')
 
@@ -49,6 +49,12 @@ def save_chart(chart: Chart | dict[str, Any], *paths: str | Path) -> Path:
     >>> (out / "g.svg").read_text()[:4], (out / "g.png").read_bytes()[1:4]
     ('<svg', b'PNG')
     """
+    if not isinstance(chart, dict) and not callable(getattr(chart, "to_dict", None)):
+        raise InvalidInputError(
+            f"save_chart takes an altair chart or its Vega-Lite spec (a dict), "
+            f"got {type(chart).__name__}",
+            "chart",
+        )
     if not paths:
         raise NerframeError("save_chart: give at least one output path")
     targets = [Path(p) for p in paths]
