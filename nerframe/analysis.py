@@ -18,6 +18,7 @@ the previous one.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -253,17 +254,22 @@ def _listed(what: str, value: object, kind: type[T]) -> list[str | T]:
     anything else is an InvalidInputError naming `what`."""
     if value is None and what == "pipelines":
         return []
-    items = [value] if isinstance(value, str | kind) else value
+    items = [value] if isinstance(value, str | os.PathLike | kind) else value
     if not isinstance(items, Sequence):
         items = [items]
+    listed: list[str | T] = []
     for item in items:
-        if not isinstance(item, str | kind):
+        if isinstance(item, os.PathLike):
+            listed.append(str(os.fspath(item)))
+        elif isinstance(item, str | kind):
+            listed.append(item)
+        else:
             raise InvalidInputError(
                 f"analyze: {what} must be names, paths or {kind.__name__} objects, "
                 f"got {type(item).__name__}",
                 what,
             )
-    return list(items)
+    return listed
 
 
 def _graph(item: str | Graph, workload: dict[str, int | None], fine: bool, model: str) -> Graph:

@@ -467,6 +467,10 @@ def test_analyze_takes_graph_and_accelerator_objects(tmp_path: Path) -> None:
     assert result.summary.equals(by_name.summary)
     with pytest.raises(nerframe.InvalidInputError, match="rays applies to named pipelines"):
         nerframe.analyze(g, output=tmp_path / "c", rays=4096)
+    # Paths, as well as names, of graph and accelerator files.
+    graph = write_json(tmp_path / "g.json", graph_doc("g"))
+    by_path = nerframe.analyze(graph, NEUREX, tmp_path / "d", report=False)
+    assert by_path.summary.select("graph", "accelerator").rows() == [("g", "neurex")]
 
 
 @pytest.mark.parametrize(
