@@ -728,3 +728,34 @@ def test_charts_queries_and_stores_refuse_other_kinds_by_name(tmp_path: Path) ->
             call()
         assert str(err.value).startswith(message)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_ctrl_c_during_a_sweep_exits_130_and_leaves_whole_parts(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    from nerframe.sweep_store import incomplete
+
+    store = tmp_path / "s"
+    counts = ",".join(map(str, range(1, 257)))
+    frequencies = ",".join(map(str, range(100, 901)))
+    args = ["sweep", "neurex", "--hardware", "neurex", "--chunk-size", "20000"]
+    args += ["--vary", f"systolic_array_32x32.count={counts}"]
+    args += ["--vary", f"frequency_mhz={frequencies}"]
+    args += ["--vary", "rays=256,512,1024,2048,4096,8192,16384,32768", "-o", str(store)]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "nerframe.cli", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    # 1.6 M configurations in 88 chunks: interrupt once the first parts are written.
+    deadline = time.monotonic() + 120
+    while len(list(store.rglob("part-*.parquet"))) < 2:
+        assert process.poll() is None and time.monotonic() < deadline
+        time.sleep(0.01)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=120)
+    assert (process.returncode, stderr) == (130, "error: interrupted\n")
+    assert incomplete(store) is not None
+    assert not list(tmp_path.rglob("*.tmp"))
