@@ -18,10 +18,12 @@ the previous one.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import polars as pl
 
@@ -30,7 +32,7 @@ from nerframe.atomic import atomic_folder
 from nerframe.builtin_pipelines import PIPELINES, load_graph
 from nerframe.costing import costs
 from nerframe.errors import InvalidInputError, NerframeError, StoreError, UnmappedError
-from nerframe.graphs import Graph
+from nerframe.graphs import Graph, expand
 from nerframe.hardware import BUILTIN, accelerator, accelerator_table, module_table
 from nerframe.progress import Progress
 from nerframe.rooflines import PRESETS, roofline, system
@@ -38,6 +40,8 @@ from nerframe.scheduling import module_busy, schedule, unmapped_summary
 from nerframe.store import check_name, is_analysis, locked, write_manifest, write_table
 from nerframe.trace.compare import compare_on_host
 from nerframe.trace.ingest import TracedGraph
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -53,10 +57,24 @@ class Analysis:
     store: Path
     summary: pl.DataFrame
 
+    def __repr__(self) -> str:
+        """One line: the store and how many pairs ran.
+
+        >>> import tempfile
+        >>> a = analyze("neurex", "neurex", output=tempfile.mkdtemp() + "/out", report=False)
+        >>> repr(a).replace(str(a.store.parent), "TMP")
+        "Analysis('TMP/out', 1 pair: 1 ok)"
+        """
+        statuses = self.summary["status"].value_counts()
+        statuses = statuses.sort("count", "status", descending=[True, False])
+        counts = ", ".join(f"{n} {status}" for status, n in statuses.iter_rows())
+        pairs = self.summary.height
+        return f"Analysis({str(self.store)!r}, {pairs} pair{'s' * (pairs != 1)}: {counts})"
+
 
 def analyze(
-    pipelines: Sequence[str] | str | None = None,
-    hardware: Sequence[str] | str = "native",
+    pipelines: Sequence[str | Graph] | str | Graph | None = None,
+    hardware: Sequence[str | Accelerator] | str | Accelerator = "native",
     output: str | Path = "nerframe-out",
     parallelism: str = "split",
     pipelined: bool = True,
@@ -68,9 +86,12 @@ def analyze(
     model: str = "realistic",
     images: bool = False,
 ) -> Analysis:
-    """Analyse `pipelines` (built-in names or graph files, or one name; default all built-ins)
-    on `hardware` (``"native"``: each pipeline's own accelerators; ``"all"``:
-    every built-in; or names/paths) and write the result store to `output`.
+    """Analyse `pipelines` (built-in names, graph files or `Graph` objects, or one of
+    them; default all built-ins) on `hardware` (``"native"``: each pipeline's own
+    accelerators; ``"all"``: every built-in; or names, paths or `Accelerator`
+    objects) and write the result store to `output`. `rays`, `samples` and
+    `gaussians` apply to named pipelines, not to `Graph` objects (build those with
+    the workload they should have).
 
     With `report`, the HTML report and ``summary.md`` are built into the store
     too, and with `images` the PNG and SVG of every chart under ``charts/``.
@@ -82,26 +103,37 @@ def analyze(
     >>> analyze(["neurex", "icarus"], "all", output=out, report=False).summary.height
     28
     """
-    names = [pipelines] if isinstance(pipelines, str) else pipelines
-    graphs = [load_graph(name, rays, samples, gaussians, fine, model) for name in _pipelines(names)]
+    given = _pipelines(_listed("pipelines", pipelines, Graph))
+    workload = {"rays": rays, "samples": samples, "gaussians": gaussians}
+    graphs = [_graph(item, workload, fine, model) for item in given]
     seen: dict[str, int] = {}
     for i, g in enumerate(graphs):
         check_name("graph", g.name)
         if g.name in seen:
-            given = _pipelines(names)
+            first, second = (_label(given[j]) for j in (seen[g.name], i))
             raise InvalidInputError(
-                f"two graphs are named {g.name!r} ({given[seen[g.name]]} and {given[i]}); "
+                f"two graphs are named {g.name!r} ({first} and {second}); "
                 "graph names must be unique in one analysis",
                 g.name,
             )
         seen[g.name] = i
-    loaded: dict[str, Accelerator] = {}
+    chosen = _listed("hardware", hardware, Accelerator)
+    named: dict[str, Accelerator] = {}  # by the name or path given
+    loaded: dict[str, Accelerator] = {}  # by accelerator name
     pairs: list[tuple[Graph, Accelerator]] = []
     for g in graphs:
-        for name in _hardware(g, hardware):
-            if name not in loaded:
-                loaded[name] = accelerator(name)
-            pairs.append((g, loaded[name]))
+        for item in _hardware(g, chosen):
+            if isinstance(item, str) and item not in named:
+                named[item] = accelerator(item)
+            accel = named[item] if isinstance(item, str) else item
+            # Two accelerators of one name would overwrite each other's partitions.
+            if loaded.setdefault(accel.name, accel) is not accel:
+                raise InvalidInputError(
+                    f"two accelerators are named {accel.name!r}; accelerator names must be "
+                    "unique in one analysis",
+                    accel.name,
+                )
+            pairs.append((g, accel))
     for accel in loaded.values():
         check_name("accelerator", accel.name)
     target = Path(output)
@@ -217,24 +249,65 @@ def _write(
     return pl.concat(summaries)
 
 
-def _pipelines(names: Sequence[str] | None) -> list[str]:
-    if not names or list(names) == ["all"]:
+def _listed(what: str, value: object, kind: type[T]) -> list[str | T]:
+    """`value` (one item or a sequence of them) as a list of names or `kind` objects;
+    anything else is an InvalidInputError naming `what`."""
+    if value is None and what == "pipelines":
+        return []
+    items = [value] if isinstance(value, str | os.PathLike | kind) else value
+    if not isinstance(items, Sequence):
+        items = [items]
+    listed: list[str | T] = []
+    for item in items:
+        if isinstance(item, os.PathLike):
+            listed.append(str(os.fspath(item)))
+        elif isinstance(item, str | kind):
+            listed.append(item)
+        else:
+            raise InvalidInputError(
+                f"analyze: {what} must be names, paths or {kind.__name__} objects, "
+                f"got {type(item).__name__}",
+                what,
+            )
+    return listed
+
+
+def _graph(item: str | Graph, workload: dict[str, int | None], fine: bool, model: str) -> Graph:
+    if isinstance(item, str):
+        rays, samples, gaussians = workload.values()
+        return load_graph(item, rays, samples, gaussians, fine, model)
+    given = [name for name, value in workload.items() if value is not None]
+    if given:
+        raise InvalidInputError(
+            f"{given[0]} applies to named pipelines, not to the Graph {item.name!r}: "
+            "build the graph with the workload it should have",
+            given[0],
+        )
+    return expand(item) if fine else item
+
+
+def _label(item: str | Graph) -> str:
+    return item if isinstance(item, str) else f"Graph {item.name!r}"
+
+
+def _pipelines(items: list[str | Graph]) -> list[str | Graph]:
+    if not items or items == ["all"]:
         return list(PIPELINES)
-    return list(dict.fromkeys(names))
+    # A name given twice is analysed once; Graph objects are kept as given.
+    return [i for n, i in enumerate(items) if not isinstance(i, str) or i not in items[:n]]
 
 
-def _hardware(g: Graph, hardware: Sequence[str] | str) -> list[str]:
-    names = [hardware] if isinstance(hardware, str) else list(hardware)
-    chosen: list[str] = []
-    for name in names:
-        if name == "all":
+def _hardware(g: Graph, hardware: list[str | Accelerator]) -> list[str | Accelerator]:
+    chosen: list[str | Accelerator] = []
+    for item in hardware:
+        if item == "all":
             chosen += BUILTIN
-        elif name == "native":
+        elif item == "native":
             if g.name not in PIPELINES:
                 raise NerframeError(
                     f"graph {g.name!r} has no native accelerator; name one with --hardware"
                 )
             chosen += PIPELINES[g.name].native
         else:
-            chosen.append(name)
-    return list(dict.fromkeys(chosen))
+            chosen.append(item)
+    return [i for n, i in enumerate(chosen) if not isinstance(i, str) or i not in chosen[:n]]

@@ -29,7 +29,17 @@ def _sibling(target: Path) -> Path:
 
 @contextlib.contextmanager
 def atomic_path(target: str | Path) -> Iterator[Path]:
-    """Yield a temporary file path beside `target`; rename it to `target` on success."""
+    """Yield a temporary file path beside `target`; rename it to `target` on success.
+
+    >>> import tempfile
+    >>> target = Path(tempfile.mkdtemp()) / "out.txt"
+    >>> with atomic_path(target) as tmp:
+    ...     _ = tmp.write_text("done")
+    ...     tmp.name.startswith(".out.txt."), target.exists()
+    (True, False)
+    >>> target.read_text(), [p.name for p in target.parent.iterdir()]
+    ('done', ['out.txt'])
+    """
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = _sibling(target)
@@ -53,6 +63,18 @@ def atomic_folder(target: str | Path) -> Iterator[Path]:
 
     The previous `target` (if any) is removed only after the new folder is in
     place; on error the new folder is removed and `target` is left untouched.
+
+    >>> import tempfile
+    >>> target = Path(tempfile.mkdtemp()) / "store"
+    >>> with atomic_folder(target) as building:
+    ...     _ = (building / "a.txt").write_text("1")
+    >>> try:
+    ...     with atomic_folder(target) as building:
+    ...         raise OSError("disk full")
+    ... except OSError:
+    ...     pass
+    >>> [p.name for p in target.parent.iterdir()], (target / "a.txt").read_text()
+    (['store'], '1')
     """
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -325,9 +325,14 @@ def _duration(seconds: float) -> str:
 def _axis(text: str) -> tuple[str, list[float]]:
     name, _, values = text.partition("=")
     try:
-        return name.strip(), [_number(v) for v in values.split(",")]
+        numbers = [_number(v) for v in values.split(",")]
     except ValueError:
         raise NerframeError(f"--vary expects PARAM=V1,V2,..., got {text!r}") from None
+    # A value given twice would repeat every configuration it is part of.
+    twice = next((v for i, v in enumerate(numbers) if v in numbers[:i]), None)
+    if twice is not None:
+        raise NerframeError(f"--vary {name.strip()} lists {twice:g} twice; give each value once")
+    return name.strip(), numbers
 
 
 def _number(text: str) -> float:

@@ -123,4 +123,12 @@ class StoreError(NerframeError):
 
 
 class NerframeWarning(UserWarning):
-    """Results that are usable but not whole (e.g. a query over an unfinished sweep)."""
+    """Results that are usable but not whole (e.g. a query over an unfinished sweep).
+
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warnings.warn("2 of 3 chunks written", NerframeWarning)
+    >>> [str(w.message) for w in caught if issubclass(w.category, NerframeWarning)]
+    ['2 of 3 chunks written']
+    """

@@ -28,7 +28,16 @@ _SUFFIXES = {".txt": "table", ".csv": "csv", ".json": "json", ".parquet": "parqu
 
 def render(df: pl.DataFrame, totals: list[str] | None = None) -> str:
     """`df` as an aligned text table (numbers right-aligned), with a totals row
-    summing the `totals` columns when given."""
+    summing the `totals` columns when given.
+
+    >>> print(render(pl.DataFrame({"op": ["a", "b"], "flops": [1500, 20]}), totals=["flops"]))
+    op     flops
+    -----  -----
+    a      1,500
+    b         20
+    -----  -----
+    total  1,520
+    """
     header = df.columns
     rows = [[format_value(v) for v in row] for row in df.iter_rows()]
     numeric = [df.schema[c].is_numeric() for c in header]
@@ -57,7 +66,11 @@ def render(df: pl.DataFrame, totals: list[str] | None = None) -> str:
 
 
 def format_value(value: object) -> str:
-    """One value as a table shows it: thousands separators, 4 significant digits."""
+    """One value as a table shows it: thousands separators, 4 significant digits.
+
+    >>> [format_value(v) for v in (1234567, 2.5e9, 0.123456, 3.0, None, True, [1, 2])]
+    ['1,234,567', '2,500,000,000', '0.1235', '3', '', 'true', '1,2']
+    """
     if value is None:
         return ""
     if isinstance(value, bool):
@@ -76,7 +89,14 @@ def format_value(value: object) -> str:
 
 
 def to_text(df: pl.DataFrame, fmt: str, totals: list[str] | None = None) -> str:
-    """`df` in a text format: ``table``, ``csv`` or ``json`` (an array of row objects)."""
+    """`df` in a text format: ``table``, ``csv`` or ``json`` (an array of row objects).
+
+    >>> df = pl.DataFrame({"op": ["a"], "skips": [[1, 2]]})
+    >>> print(to_text(df, "csv"), to_text(df, "json"), sep="", end="")
+    op,skips
+    a,"1,2"
+    [{"op": "a", "skips": [1, 2]}]
+    """
     if fmt == "table":
         return render(df, totals) + "\n"
     if fmt == "csv":
@@ -98,7 +118,17 @@ def emit(
     totals: list[str] | None = None,
 ) -> None:
     """Print `df` to stdout, or write it to `path` atomically (format from the suffix
-    unless `fmt` is given; ``.parquet`` writes Parquet)."""
+    unless `fmt` is given; ``.parquet`` writes Parquet).
+
+    >>> import tempfile
+    >>> emit(pl.DataFrame({"x": [1]}), "csv")
+    x
+    1
+    >>> path = Path(tempfile.mkdtemp()) / "t.json"
+    >>> emit(pl.DataFrame({"x": [1]}), path=path)
+    >>> print(path.read_text(), end="")
+    [{"x": 1}]
+    """
     if path is None:
         sys.stdout.write(to_text(df, fmt or "table", totals))
         return

@@ -24,6 +24,7 @@ nerframe.errors.StoreError: no-such-store: not a nerframe result store (no such 
 from __future__ import annotations
 
 import html
+import itertools
 import json
 import os
 import re
@@ -119,8 +120,36 @@ def si(value: float | None, digits: int = 3) -> str:
     return f"{value:.{digits}g}"
 
 
-def _slug(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.]+", "_", name)
+# Section ids of the page's own parts, which a graph's section id must not take.
+_SECTIONS = ("overview", "validation", "measured")
+
+
+def _slugs(names: list[str], taken: tuple[str, ...] = ()) -> dict[str, str]:
+    """A distinct chart-file and anchor name per name, none of them in `taken`.
+
+    A name keeps its readable form (runs of other characters than letters, digits,
+    ``_`` and ``.`` become ``_``; never ``-``, so ``--`` separates the parts of a
+    chart's file name) unless an earlier name has that form too: then it gets ``_2``
+    (or ``_3``…). Names that are their own readable form come first, then the others,
+    each in the order of `names`.
+
+    >>> _slugs(["a b", "a_b", "gbu_train", "overview"], _SECTIONS)
+    {'a_b': 'a_b', 'gbu_train': 'gbu_train', 'overview': 'overview_2', 'a b': 'a_b_2'}
+    """
+    readable = {name: re.sub(r"[^A-Za-z0-9_.]+", "_", name) for name in names}
+    natural = set(readable.values())
+    used = set(taken)
+    result = {}
+    # Names that are their own readable form keep it before others are numbered.
+    for name in sorted(names, key=lambda n: readable[n] != n):
+        slug = readable[name]
+        if slug in used:  # a numbered form is never another name's readable form
+            slug = next(
+                f"{slug}_{n}" for n in itertools.count(2) if f"{slug}_{n}" not in used | natural
+            )
+        used.add(slug)
+        result[name] = slug
+    return result
 
 
 def _load(store: Path) -> dict[str, pl.DataFrame]:
@@ -131,6 +160,11 @@ def _load(store: Path) -> dict[str, pl.DataFrame]:
         if not (statuses["status"] == "ok").any():
             parts["schedule"] = []
     missing = [t for t in REQUIRED if t not in parts]
+    if missing and "sweep" in parts:
+        raise NerframeError(
+            f"{store}: a sweep store; a report is built from a store of analyze (query a "
+            "sweep store with 'nerframe query', draw its front with 'sweep --pareto --chart')"
+        )
     if missing:
         raise NerframeError(
             f"{store}: cannot build a report, table(s) missing: {', '.join(missing)}"
@@ -308,9 +342,9 @@ def _pair_section(
     specs: dict[str, Spec],
     own: System | None,
     load: list[str],
+    stem: str,
 ) -> None:
     graph, accel = str(row["graph"]), str(row["accelerator"])
-    stem = f"{_slug(graph)}--{_slug(accel)}"
     page.add(f'<section id="{_e(stem)}"><h3>{_e(graph)} on {_e(accel)}</h3>')
     page.add(
         "<p>"
@@ -575,6 +609,14 @@ def build_report(store: str | Path, output: str | Path | None = None, images: bo
     with `output` only that HTML file, leaving the store untouched. With
     `images`, the PNG and SVG of every chart go to ``charts/`` beside the HTML
     (each chart rendered once; the PNG is rasterised from its SVG).
+
+    >>> import nerframe, tempfile
+    >>> store = nerframe.analyze("neurex", "neurex", tempfile.mkdtemp() + "/s", report=False).store
+    >>> build_report(store).name, (store / "summary.md").exists()
+    ('report.html', True)
+    >>> elsewhere = build_report(store, store.parent / "copy.html")
+    >>> elsewhere.read_text() == (store / "report.html").read_text()
+    True
     """
     store = Path(store)
     manifest = read_manifest(store)
@@ -593,13 +635,15 @@ def build_report(store: str | Path, output: str | Path | None = None, images: bo
         + "</pre></details>"
     )
     graphs = summary["graph"].unique().sort().to_list()
+    slug = _slugs(graphs, _SECTIONS)
+    accel_slug = _slugs(summary["accelerator"].unique().sort().to_list())
     ok = summary.filter(status="ok").select("graph", "accelerator").rows()
     own = {accel: _own_system(accel, frames) for accel in sorted({a for _, a in ok})}
     specs = _pair_specs(frames, ok, own)
     page.add(
         '<nav><ul><li><a href="#overview">overview</a></li>'
         '<li><a href="#validation">validation</a></li>'
-        + "".join(f'<li><a href="#{_e(_slug(g))}">{_e(g)}</a></li>' for g in graphs)
+        + "".join(f'<li><a href="#{_e(slug[g])}">{_e(g)}</a></li>' for g in graphs)
         + "</ul></nav>"
     )
     page.add('<section id="overview"><h2>Overview</h2>')
@@ -625,22 +669,21 @@ def build_report(store: str | Path, output: str | Path | None = None, images: bo
     if "measured" in frames:
         _measured_section(page, frames["measured"])
     for graph in graphs:
-        page.add(f'<section id="{_e(_slug(graph))}"><h2>{_e(graph)}</h2>')
+        page.add(f'<section id="{_e(slug[graph])}"><h2>{_e(graph)}</h2>')
         page.add(f'<p class="workload">{_e(_workload(graph, frames, summary))}</p>')
         ops = frames["ops"].filter(pl.col("graph") == graph)
         if ops.height:
-            page.figure(f"graph--{_slug(graph)}", charts.graph_spec(ops, frames["edges"]))
+            page.figure(f"graph--{slug[graph]}", charts.graph_spec(ops, frames["edges"]))
         for row in summary.filter(graph=graph).iter_rows(named=True):
             if row["status"] == "ok":
                 pair = (graph, str(row["accelerator"]))
-                _pair_section(page, row, specs[pair], own[pair[1]], load.get(pair[1], []))
+                stem = f"{slug[graph]}--{accel_slug[pair[1]]}"
+                _pair_section(page, row, specs[pair], own[pair[1]], load.get(pair[1], []), stem)
             else:
                 page.note(f"{row['accelerator']}: {row['status']} ({row['message']})")
         page.add("</section>")
 
     names = [f.name for f in page.figures]
-    if len(set(names)) != len(names):
-        raise NerframeError(f"{store}: pipeline or accelerator names collide in chart file names")
     target = Path(output) if output is not None else store / "report.html"
     figures = [figure.spec for figure in page.figures]
     if images:

@@ -30,7 +30,7 @@ import polars as pl
 
 from nerframe import ppa, schemas
 from nerframe.costing import costs as compute_costs
-from nerframe.errors import NerframeError
+from nerframe.errors import InvalidInputError, NerframeError
 from nerframe.graphs import Graph
 from nerframe.hardware import accelerator
 
@@ -68,7 +68,11 @@ class System:
 
     @property
     def ridge(self) -> float:
-        """Arithmetic intensity (FLOP/byte) where the compute and memory roofs meet."""
+        """Arithmetic intensity (FLOP/byte) where the compute and memory roofs meet.
+
+        >>> System("npu", peak_tflops=4.0, bandwidth_gbps=100.0).ridge  # 4e12 / 1e11
+        40.0
+        """
         return ppa.ridge(self.peak_tflops, self.bandwidth_gbps)
 
 
@@ -140,8 +144,10 @@ def _from_accelerator(accel: _AcceleratorLike) -> System:
     try:
         name, peak, bandwidth = accel.name, accel.peak_tflops, accel.dram_bandwidth_gbps
     except AttributeError as e:
-        raise NerframeError(
-            f"not a roofline system or accelerator: {accel!r} ({e.name} missing)"
+        raise InvalidInputError(
+            f"not a roofline system or accelerator: {accel!r} ({e.name} missing); give a "
+            "System, an accelerator or a name such as 'A100'",
+            repr(accel),
         ) from None
     if peak == 0:
         raise NerframeError(
@@ -160,13 +166,15 @@ _COST_INPUT = ("graph", "op_id", "op_type", "category", "backward", "flops", "by
 
 
 def roofline(
-    costs: pl.DataFrame | Graph, systems: Sequence[System | str] | System | str
+    costs: pl.DataFrame | Graph,
+    systems: Sequence[System | str | _AcceleratorLike] | System | str | _AcceleratorLike,
 ) -> pl.DataFrame:
     """One row per (op of `costs`, system), with the columns of `schemas.ROOFLINE`.
 
     `costs` is a costs table, an ops table or a `Graph` (whose costs are computed
     first); `systems` one system (a name or a `System`) or several. Rows are in
-    `costs` order, each op followed by its systems in the given order. An op
+    `costs` order, each op followed by its systems in the given order (a system is a
+    `System`, a name as `system` takes, or an accelerator object). An op
     that moves no bytes attains the peak whatever its recorded intensity.
 
     >>> import nerframe
@@ -175,8 +183,13 @@ def roofline(
     """
     if isinstance(costs, Graph):
         costs = costs.ops
-    if isinstance(systems, str | System):
-        systems = [systems]
+    if not isinstance(costs, pl.DataFrame):
+        raise InvalidInputError(
+            f"roofline takes a costs table, an ops table or a Graph, got {type(costs).__name__}",
+            "costs",
+        )
+    if isinstance(systems, str | System) or not isinstance(systems, Sequence):
+        systems = [systems]  # one system; anything else fails by name in `system`
     if "flops" not in costs.columns and "op_type" in costs.columns:
         costs = compute_costs(costs)
     missing = [c for c in (*_COST_INPUT, "intensity") if c not in costs.columns]

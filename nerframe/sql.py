@@ -22,10 +22,11 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from nerframe.errors import NerframeError, NerframeWarning, did_you_mean
+from nerframe.errors import InvalidInputError, NerframeError, NerframeWarning, did_you_mean
 from nerframe.store import tables
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_OVER_SWEEP = re.compile(r"\b(?:FROM|JOIN)\s+sweep\b", re.IGNORECASE)
 
 
 def _literal(text: str) -> str:
@@ -36,6 +37,13 @@ def connect(store: str | Path) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB connection with a view over the Parquet files of each table.
 
     A missing or unreadable store is a `NerframeError`.
+
+    >>> import nerframe, tempfile
+    >>> store = nerframe.analyze("neurex", "neurex", tempfile.mkdtemp() + "/s", report=False).store
+    >>> con = connect(store)
+    >>> con.sql("SELECT graph, accelerator, status FROM summary").fetchall()
+    [('neurex', 'neurex', 'ok')]
+    >>> con.close()
     """
     con = duckdb.connect(":memory:")
     for table, parts in tables(store).items():
@@ -50,13 +58,26 @@ def connect(store: str | Path) -> duckdb.DuckDBPyConnection:
 
 @cache
 def named_queries() -> dict[str, str]:
-    """Every named query: name -> SQL text, read from the installed package data."""
+    """Every named query: name -> SQL text, read from the installed package data.
+
+    >>> "matrix" in named_queries() and "pareto" in named_queries()
+    True
+    """
     folder = resources.files("nerframe.queries")
     return {
         entry.name.removesuffix(".sql"): entry.read_text(encoding="utf-8")
         for entry in sorted(folder.iterdir(), key=lambda e: e.name)
         if entry.name.endswith(".sql")
     }
+
+
+def _queries_of(store: str | Path, queries: dict[str, str]) -> str:
+    """Which named queries suit `store`: those over table ``sweep`` for a sweep store,
+    the others for a store of analyze."""
+    sweep = "sweep" in tables(store)
+    suitable = [n for n, sql in queries.items() if bool(_OVER_SWEEP.search(sql)) == sweep]
+    kind = "a sweep store" if sweep else "a store of analyze"
+    return f" ({kind}; its named queries: {', '.join(suitable)})"
 
 
 def query(sql_or_name: str, store: str | Path) -> pl.DataFrame:
@@ -71,6 +92,10 @@ def query(sql_or_name: str, store: str | Path) -> pl.DataFrame:
     >>> query("SELECT graph, accelerator, status FROM summary", store).rows()
     [('neurex', 'neurex', 'ok')]
     """
+    if not isinstance(sql_or_name, str):
+        raise InvalidInputError(
+            f"query takes a query name or SQL text, got {type(sql_or_name).__name__}", "query"
+        )
     text = sql_or_name.strip()
     if not text:
         raise NerframeError("empty query: give a query name or SQL")
@@ -97,6 +122,8 @@ def query(sql_or_name: str, store: str | Path) -> pl.DataFrame:
         return relation.pl()
     except duckdb.Error as e:
         reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        if label != "SQL query" and isinstance(e, duckdb.CatalogException):
+            reason += _queries_of(store, queries)
         raise NerframeError(f"{label} failed on store {store}: {reason}") from None
     finally:
         con.close()

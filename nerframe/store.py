@@ -26,6 +26,7 @@ import json
 import os
 import re
 import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -79,7 +80,15 @@ def write_table(
 
 
 def write_manifest(store: str | Path, run: dict[str, object]) -> Path:
-    """Write ``store.json``: nerframe version, time, `run` and the row count of every table."""
+    """Write ``store.json``: nerframe version, time, `run` and the row count of every table.
+
+    >>> import tempfile
+    >>> store = tempfile.mkdtemp()
+    >>> _ = write_table(store, "edges", pl.DataFrame({"graph": ["g", "g"]}), pipeline="g")
+    >>> manifest = json.loads(write_manifest(store, {"what": "example"}).read_text())
+    >>> manifest["run"], manifest["rows"]
+    ({'what': 'example'}, {'edges': 2})
+    """
     from nerframe import __version__
 
     store = Path(store)
@@ -105,10 +114,27 @@ def write_manifest(store: str | Path, run: dict[str, object]) -> Path:
 
 
 def read_manifest(store: str | Path) -> dict[str, object]:
-    """Read ``store.json``; a missing or unreadable store is a `StoreError`."""
+    """Read ``store.json``; a missing or unreadable store is a `StoreError`.
+
+    >>> import tempfile
+    >>> store = tempfile.mkdtemp()
+    >>> _ = write_manifest(store, {"what": "example"})
+    >>> read_manifest(store)["run"]
+    {'what': 'example'}
+    >>> try:
+    ...     read_manifest(store + "/nowhere")
+    ... except StoreError as e:
+    ...     print(str(e).removeprefix(store))
+    /nowhere: not a nerframe result store (no such folder)
+    """
+    if not isinstance(store, str | os.PathLike):
+        raise InvalidInputError(
+            f"a result store is a folder path, got {type(store).__name__}", "store"
+        )
     path = Path(store, MANIFEST)
     if not Path(store).is_dir():
-        raise StoreError(f"{store}: not a nerframe result store (no such folder)", str(store))
+        what = "not a folder" if Path(store).exists() else "no such folder"
+        raise StoreError(f"{store}: not a nerframe result store ({what})", str(store))
     try:
         manifest = json.loads(path.read_text())
     except FileNotFoundError:
@@ -189,13 +215,25 @@ def glob_escape(name: str) -> str:
     return re.sub(r"([*?\[])", r"[\1]", name)
 
 
+# A run writes its pid into the lock right after creating it; a lock still without
+# a pid this much later was left by a run killed in between.
+_UNWRITTEN_LOCK_S = 10.0
+
+
 def _holder_alive(lock: Path) -> bool:
     try:
-        pid = int(lock.read_text().strip() or "0")
-    except (OSError, ValueError):
-        return True  # being written this instant: treat as held
-    if pid <= 0:
+        text = lock.read_text().strip()
+        age = time.time() - lock.stat().st_mtime
+    except FileNotFoundError:
+        return False
+    except OSError:
         return True
+    try:
+        pid = int(text or "0")
+    except ValueError:
+        pid = 0
+    if pid <= 0:
+        return age < _UNWRITTEN_LOCK_S  # being written this instant: held
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -206,7 +244,15 @@ def _holder_alive(lock: Path) -> bool:
 
 
 def tables(store: str | Path) -> dict[str, list[Path]]:
-    """The Parquet files of every table in `store`, by table name."""
+    """The Parquet files of every table in `store`, by table name.
+
+    >>> import tempfile
+    >>> store = tempfile.mkdtemp()
+    >>> _ = write_table(store, "edges", pl.DataFrame({"graph": ["g"]}), pipeline="g")
+    >>> _ = write_manifest(store, {})
+    >>> {t: [p.relative_to(store).as_posix() for p in ps] for t, ps in tables(store).items()}
+    {'edges': ['edges/pipeline=g/part-0.parquet']}
+    """
     read_manifest(store)
     return {
         folder.name: parts

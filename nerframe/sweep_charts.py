@@ -44,13 +44,20 @@ def pareto_chart(
     front: pl.DataFrame, objectives: Mapping[str, str]
 ) -> alt.LayerChart | alt.FacetChart:
     """The front on its first two objectives: one line and points per graph, stepping
-    from the best of the first objective; the tooltip shows every column of a row."""
+    from the best of the first objective; the tooltip shows every column of a row.
+
+    >>> import nerframe
+    >>> rows = nerframe.sweep("neurex", "neurex", {"systolic_array_32x32.count": [1, 2, 4]})
+    >>> objectives = {"fps": "max", "energy_per_frame_j": "min"}
+    >>> pareto_chart(nerframe.pareto([rows], objectives), objectives).to_dict()["title"]
+    'Pareto front: fps (higher is better) vs energy_per_frame_j (lower is better)'
+    """
     names = list(objectives)
     if len(names) < 2:
         raise NerframeError("pareto_chart: give two or more objectives")
-    missing = [c for c in ("graph", *names[:2]) if c not in front.columns]
-    if missing:
-        raise NerframeError(f"pareto_chart: the front has no column {missing[0]!r}")
+    from nerframe.charts.tables import require
+
+    require(front, ("graph", *names[:2]), "pareto_chart")
     import altair as alt
 
     x, y = names[1], names[0]
@@ -70,10 +77,16 @@ def pareto_chart(
 
 def sensitivity_chart(sensitivity: pl.DataFrame) -> alt.Chart:
     """Bars of each axis's fps swing (the ``sensitivity`` query), most sensitive on top,
-    one panel row per graph."""
-    missing = [c for c in ("graph", "axis", "swing") if c not in sensitivity.columns]
-    if missing:
-        raise NerframeError(f"sensitivity_chart: the table has no column {missing[0]!r}")
+    one panel row per graph.
+
+    >>> table = pl.DataFrame({"graph": ["g", "g"], "axis": ["rays", "frequency_mhz"],
+    ...                       "swing": [0.8, 0.1]})
+    >>> sensitivity_chart(table).to_dict()["encoding"]["y"]["sort"]
+    '-x'
+    """
+    from nerframe.charts.tables import require
+
+    require(sensitivity, ("graph", "axis", "swing"), "sensitivity_chart")
     import altair as alt
 
     return (

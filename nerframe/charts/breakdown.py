@@ -24,7 +24,13 @@ _NEEDED = ("category", "backward", "flops", "bytes_total")
 
 def breakdown_chart(costs_or_schedule: pl.DataFrame) -> Chart:
     """FLOPs, bytes and, for a schedule, busy cycles by category (forward and backward
-    stacked), summed over every row given."""
+    stacked), summed over every row given.
+
+    >>> import nerframe
+    >>> run = nerframe.schedule("neurex", "neurex")
+    >>> breakdown_chart(run.schedule).to_dict()["facet"]["column"]["sort"]
+    ['FLOPs', 'bytes', 'busy cycles']
+    """
     require(costs_or_schedule, _NEEDED, "breakdown_chart")
     if costs_or_schedule.is_empty():
         raise NerframeError("breakdown_chart: empty table")

@@ -11,7 +11,8 @@ import polars as pl
 from nerframe.charts.tables import MAX_ROWS, fitting, largest, one_value, op_label, plain, require
 from nerframe.charts.templates import Parts, filled
 from nerframe.charts.theme import Chart, category_color
-from nerframe.errors import CycleError, NerframeError
+from nerframe.errors import CycleError, InvalidInputError, NerframeError
+from nerframe.graphs import Graph
 from nerframe.kernels.dag import dag, depths
 
 _MAX_WIDTH = 1100
@@ -31,14 +32,22 @@ def _layers(ops: pl.DataFrame, data_edges: pl.DataFrame, graph: str) -> pl.DataF
     return ops.select("op_id", layer=pl.Series(depths(order)))
 
 
-def graph_chart(ops: pl.DataFrame, edges: pl.DataFrame) -> Chart:
-    """The operator DAG of one pipeline, in layers (layer = longest path from a source
-    over data edges); nodes labelled by op type (``(B)`` for backward), data edges
-    solid, feedback edges dashed."""
+def graph_chart(ops: pl.DataFrame | Graph, edges: pl.DataFrame | None = None) -> Chart:
+    """The operator DAG of one pipeline (its `ops` and `edges` tables, or a `Graph`), in
+    layers (layer = longest path from a source over data edges); nodes labelled by op
+    type (``(B)`` for backward), data edges solid, feedback edges dashed.
+
+    >>> import nerframe
+    >>> g = nerframe.pipeline("neurex")
+    >>> graph_chart(g.ops, g.edges).to_dict()["title"]
+    {'text': 'Operator graph of neurex', 'subtitle': '5 ops'}
+    >>> graph_chart(g).to_dict() == graph_chart(g.ops, g.edges).to_dict()
+    True
+    """
     return _draw(*_prepare(ops, edges))
 
 
-def graph_spec(ops: pl.DataFrame, edges: pl.DataFrame) -> dict[str, Any]:
+def graph_spec(ops: pl.DataFrame | Graph, edges: pl.DataFrame | None = None) -> dict[str, Any]:
     """The spec of `graph_chart`, drawn from a template (`nerframe.charts.templates`).
 
     >>> import nerframe
@@ -49,8 +58,15 @@ def graph_spec(ops: pl.DataFrame, edges: pl.DataFrame) -> dict[str, Any]:
     return filled(_draw, *_prepare(ops, edges))
 
 
-def _prepare(ops: pl.DataFrame, edges: pl.DataFrame) -> Parts:
+def _prepare(ops: pl.DataFrame | Graph, edges: pl.DataFrame | None) -> Parts:
     """The chart's datasets (``paths``, ``nodes``) and values."""
+    if isinstance(ops, Graph):
+        if edges is not None:
+            raise InvalidInputError("graph_chart: give a Graph alone, or ops and edges", "edges")
+        edges = ops.edges
+        ops = ops.ops
+    if edges is None:
+        raise InvalidInputError("graph_chart: give the edges table with the ops table", "edges")
     require(ops, ("graph", "op_id", "op_type", "category", "backward"), "graph_chart")
     require(edges, ("graph", "src", "dst", "kind"), "graph_chart")
     if ops.is_empty():

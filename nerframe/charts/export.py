@@ -10,7 +10,7 @@ import vl_convert as vlc
 
 from nerframe.atomic import atomic_path
 from nerframe.charts.theme import CONFIG, VL_VERSION, Chart
-from nerframe.errors import NerframeError
+from nerframe.errors import InvalidInputError, NerframeError
 
 _SVG_ID = re.compile(r'(?<=id=")(clip|gradient_)(\d+)(?=")|(?<=url\(#)(clip|gradient_)(\d+)(?=\))')
 
@@ -38,7 +38,23 @@ def _stable_ids(svg: str) -> str:
 def save_chart(chart: Chart | dict[str, Any], *paths: str | Path) -> Path:
     """Write `chart` (or its Vega-Lite spec, ``chart.to_dict()``) to each path as
     PNG, SVG or self-contained HTML by its suffix, offline, atomically; returns the
-    first path. The chart is rendered once: a PNG is rasterised from its SVG."""
+    first path. The chart is rendered once: a PNG is rasterised from its SVG.
+
+    >>> import tempfile, nerframe
+    >>> from nerframe.charts import graph_chart
+    >>> g = nerframe.pipeline("neurex")
+    >>> out = Path(tempfile.mkdtemp())
+    >>> save_chart(graph_chart(g.ops, g.edges), out / "g.svg", out / "g.png").name
+    'g.svg'
+    >>> (out / "g.svg").read_text()[:4], (out / "g.png").read_bytes()[1:4]
+    ('<svg', b'PNG')
+    """
+    if not isinstance(chart, dict) and not callable(getattr(chart, "to_dict", None)):
+        raise InvalidInputError(
+            f"save_chart takes an altair chart or its Vega-Lite spec (a dict), "
+            f"got {type(chart).__name__}",
+            "chart",
+        )
     if not paths:
         raise NerframeError("save_chart: give at least one output path")
     targets = [Path(p) for p in paths]

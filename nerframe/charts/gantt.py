@@ -38,7 +38,13 @@ _GANTT_COLUMNS = (
 def gantt_chart(schedule: pl.DataFrame) -> Chart:
     """Schedule of one pipeline on one accelerator: one lane per module instance
     (an op spans lanes ``first_instance`` to ``first_instance + instances - 1`` of its
-    module), x = cycles, colour = category."""
+    module), x = cycles, colour = category.
+
+    >>> import nerframe
+    >>> run = nerframe.schedule("neurex", "neurex")
+    >>> gantt_chart(run.schedule).to_dict()["title"]
+    {'text': 'Schedule of neurex on neurex', 'subtitle': '2,967,607 cycles'}
+    """
     require(schedule, _GANTT_COLUMNS, "gantt_chart")
     if schedule.is_empty():
         raise NerframeError("gantt_chart: empty schedule")

@@ -22,7 +22,13 @@ _PANELS: tuple[tuple[str, str, Any], ...] = (
 
 def matrix_chart(summary: pl.DataFrame) -> Chart:
     """Pipeline × accelerator heat maps of fps and energy per frame; unmapped pairs
-    are grey cells labelled ``unmapped``."""
+    are grey cells labelled ``unmapped``.
+
+    >>> summary = pl.DataFrame({"graph": ["nerf"], "accelerator": ["npu"], "status": ["ok"],
+    ...                         "fps": [30.0], "energy_per_frame_j": [0.002]})
+    >>> [panel["title"] for panel in matrix_chart(summary).to_dict()["hconcat"]]
+    ['frames per second', 'energy per frame (J)']
+    """
     return _draw(*_prepare(summary))
 
 

@@ -20,7 +20,17 @@ from nerframe.errors import NerframeError
 def measured_chart(comparison: pl.DataFrame) -> Chart:
     """Log-log scatter of each op's measured time (y) against its predicted time (x),
     coloured by op type, over the ``measured = predicted`` diagonal; ops without a
-    ratio (nothing predicted or measured) are left out."""
+    ratio (nothing predicted or measured) are left out.
+
+    >>> from nerframe.rooflines import System
+    >>> from nerframe.trace import Call, Trace, trace_graph
+    >>> from nerframe.trace.compare import compare
+    >>> fc = Call(0, None, "fc", ["torch.nn.modules.linear.Linear"],
+    ...           {"in_features": 4, "out_features": 4}, {}, [[500, 4]], [[500, 4]], [], [[]], 2e-4)
+    >>> rows = compare(trace_graph(Trace("fc", [fc])).measured, System("cpu", 1e-3, 10.0))
+    >>> measured_chart(rows).to_dict()["title"]
+    'measured vs predicted time per traced op'
+    """
     need = ("graph", "op_id", "op_type", "path", "measured_s", "predicted_s", "ratio")
     require(comparison, need, "measured_chart")
     if comparison.height > MAX_ROWS:

@@ -33,6 +33,10 @@ def roofline_chart(roofline: pl.DataFrame) -> Chart:
 
     Ops with zero FLOPs or zero bytes have no place on log axes and are counted in the
     subtitle instead.
+
+    >>> import nerframe
+    >>> roofline_chart(nerframe.roofline(nerframe.pipeline("neurex"), "A100")).to_dict()["title"]
+    {'text': 'Roofline of neurex'}
     """
     require(roofline, schemas.ROOFLINE, "roofline_chart")
     if roofline.is_empty():

@@ -12,7 +12,7 @@ from typing import cast
 
 import polars as pl
 
-from nerframe.errors import NerframeError
+from nerframe.errors import InvalidInputError, NerframeError
 
 MAX_ROWS = 5000
 """Rows altair's default data transformer accepts in one dataset."""
@@ -102,8 +102,31 @@ def by_chart(df: pl.DataFrame) -> dict[object, pl.DataFrame]:
 def require(df: pl.DataFrame, columns: Iterable[str], what: str) -> None:
     """Raise naming `what` and the missing ones unless `df` has every column.
 
+    Anything but a DataFrame is an `InvalidInputError` that names the table attribute
+    of the object holding the columns, if it has one (a `Schedule`'s ``schedule``).
+
     >>> require(pl.DataFrame({"a": [1]}), ["a"], "chart")
+    >>> class Run:
+    ...     table = pl.DataFrame({"a": [1]})
+    >>> try:
+    ...     require(Run(), ["a"], "chart")
+    ... except InvalidInputError as e:
+    ...     print(e)
+    chart takes a table (a polars DataFrame), got Run: pass its .table
     """
+    columns = list(columns)
+    if not isinstance(df, pl.DataFrame):
+        holders = [
+            name
+            for name in dir(df)
+            if not name.startswith("_")
+            and isinstance(table := getattr(df, name, None), pl.DataFrame)
+            and all(c in table.columns for c in columns)
+        ]
+        hint = f": pass its .{holders[0]}" if holders else ""
+        raise InvalidInputError(
+            f"{what} takes a table (a polars DataFrame), got {type(df).__name__}{hint}", what
+        )
     missing = [c for c in columns if c not in df.columns]
     if missing:
         raise NerframeError(f"{what}: table lacks column(s) {', '.join(missing)}")

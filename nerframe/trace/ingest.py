@@ -52,6 +52,12 @@ class TracedGraph(Graph):
     ``approximate`` (null when exact) and its costs (``flops``, ``bytes_total``,
     ``intensity``), kept with it so that the comparison with a roofline holds
     for the traced rows even after `nerframe.expand`.
+
+    >>> fc = Call(0, None, "fc", ["torch.nn.modules.linear.Linear"],
+    ...           {"in_features": 4, "out_features": 4}, {}, [[500, 4]], [[500, 4]], [], [[]], 2e-4)
+    >>> g = trace_graph(Trace("fc", [fc]))
+    >>> g.ops.select("op_type", "B").row(0), g.measured.select("path", "measured_s").row(0)
+    (('MLP', 500), ('fc', 0.0002))
     """
 
     calls: pl.DataFrame = field(default_factory=pl.DataFrame)
@@ -59,7 +65,14 @@ class TracedGraph(Graph):
 
     @property
     def unknown(self) -> pl.DataFrame:
-        """The unknown leaf modules: path, class, time and share of the forward's time."""
+        """The unknown leaf modules: path, class, time and share of the forward's time.
+
+        >>> odd = Call(1, None, "odd", ["my.Odd"], {}, {}, [[4, 4]], [[4, 4]], [(0, 0)], [[]], 1e-4)
+        >>> fc = Call(0, None, "fc", ["torch.nn.modules.linear.Linear"],
+        ...           {"in_features": 4, "out_features": 4}, {}, [[4, 4]], [[4, 4]], [], [[]], 1e-4)
+        >>> trace_graph(Trace("m", [fc, odd])).unknown.select("path", "class").rows()
+        [('odd', 'my.Odd')]
+        """
         return self.calls.filter(pl.col("status") == "unknown").drop("status", "op_id")
 
 
@@ -93,7 +106,16 @@ def trace_graph(
     frame_pixels: int = 800 * 800,
 ) -> TracedGraph:
     """The operator graph of `trace`, classified with the user `maps` over the packaged
-    ones; `strict` makes an unknown leaf module an error naming it."""
+    ones; `strict` makes an unknown leaf module an error naming it.
+
+    >>> relu = Call(1, None, "act", ["torch.nn.modules.activation.ReLU"], {}, {}, [[64, 8]],
+    ...             [[64, 8]], [(0, 0)], [[]], 1e-6)
+    >>> fc = Call(0, None, "fc", ["torch.nn.modules.linear.Linear"],
+    ...           {"in_features": 3, "out_features": 8}, {}, [[64, 3]], [[64, 8]], [], [[]], 1e-5)
+    >>> g = trace_graph(Trace("net", [fc, relu]))
+    >>> g.name, g.ops["op_type"].to_list(), g.calls["status"].to_list()
+    ('net', ['MLP'], ['op', 'ignored'])
+    """
     builder = _Builder(trace, class_map(maps))
     builder.classify()
     unknown = [c for c in trace.calls if builder.status[c.id] == "unknown"]

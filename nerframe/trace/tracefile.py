@@ -57,7 +57,14 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class Call:
-    """One recorded module call (see the module docstring for the fields)."""
+    """One recorded module call (see the module docstring for the fields).
+
+    >>> fc = Call(0, None, "fc", ["torch.nn.modules.linear.Linear", "torch.nn.Module"],
+    ...           {"in_features": 3, "out_features": 8}, {"weight": [8, 3]}, [[64, 3]],
+    ...           [[64, 8]], [], [[]], 1.2e-5)
+    >>> fc.name, fc.outputs
+    ('torch.nn.modules.linear.Linear', [[64, 8]])
+    """
 
     id: int
     parent: int | None
@@ -73,13 +80,22 @@ class Call:
 
     @property
     def name(self) -> str:
-        """The qualified class name."""
+        """The qualified class name.
+
+        >>> Call(0, None, "", ["pkg.Net", "torch.nn.Module"], {}, {}, [], [], [], [], 0.0).name
+        'pkg.Net'
+        """
         return self.classes[0]
 
 
 @dataclass(frozen=True)
 class Trace:
-    """A recorded run: the model's name, its calls, and how it was timed."""
+    """A recorded run: the model's name, its calls, and how it was timed.
+
+    >>> t = Trace("m", [Call(0, None, "", ["M"], {}, {}, [[2, 3]], [[2, 3]], [], [[]], 1e-3)])
+    >>> t.model, len(t.calls), t.repeats
+    ('m', 1, 1)
+    """
 
     model: str
     calls: list[Call]
@@ -100,7 +116,14 @@ def is_trace_file(path: str | Path) -> bool:
 
 
 def write_trace(trace: Trace, path: str | Path) -> Path:
-    """Write `trace` to `path` atomically and return the path (see the module example)."""
+    """Write `trace` to `path` atomically and return the path.
+
+    >>> import tempfile
+    >>> t = Trace("m", [Call(0, None, "", ["M"], {}, {}, [[2, 3]], [[2, 3]], [], [[]], 1e-3)])
+    >>> path = write_trace(t, Path(tempfile.mkdtemp()) / "m.trace.json")
+    >>> json.loads(path.read_text())["format"]
+    'nerframe-trace'
+    """
     document = {
         "format": FORMAT,
         "version": VERSION,
@@ -119,7 +142,20 @@ def write_trace(trace: Trace, path: str | Path) -> Path:
 
 
 def read_trace(path: str | Path) -> Trace:
-    """Read and check a trace file; a malformed one is a `NerframeError` naming the culprit."""
+    """Read and check a trace file; a malformed one is a `NerframeError` naming the culprit.
+
+    >>> import tempfile
+    >>> t = Trace("m", [Call(0, None, "", ["M"], {}, {}, [[2, 3]], [[2, 3]], [], [[]], 1e-3)])
+    >>> read_trace(write_trace(t, Path(tempfile.mkdtemp()) / "m.trace.json")) == t
+    True
+    >>> bad = Path(tempfile.mkdtemp()) / "bad.trace.json"
+    >>> _ = bad.write_text('{"format": "other"}')
+    >>> try:
+    ...     read_trace(bad)
+    ... except NerframeError as e:
+    ...     print(str(e).removeprefix(str(bad)))
+    : not a trace file (expected "format": "nerframe-trace")
+    """
     path = Path(path)
     try:
         document = json.loads(path.read_text())
