@@ -36,7 +36,7 @@ from nerframe.graphs import Graph, expand
 from nerframe.hardware import BUILTIN, accelerator, accelerator_table, module_table
 from nerframe.progress import Progress
 from nerframe.rooflines import PRESETS, roofline, system
-from nerframe.scheduling import module_busy, schedule, unmapped_summary
+from nerframe.scheduling import Mapped, module_busy, schedule_mapped, unmapped_summary
 from nerframe.store import check_name, is_analysis, locked, write_manifest, write_table
 from nerframe.trace.compare import compare_on_host
 from nerframe.trace.ingest import TracedGraph
@@ -218,8 +218,9 @@ def _write(
     write_table(store, "accelerators", accelerator_table(accels))
     write_table(store, "modules", module_table(accels))
     summaries = []
+    costed: dict[int, pl.DataFrame] = {}  # by graph identity: each graph is costed once
     for g in graphs:
-        table = costs(g.ops)
+        table = costed[id(g)] = costs(g.ops)
         write_table(store, "ops", g.ops, pipeline=g.name)
         write_table(store, "edges", g.edges, pipeline=g.name)
         write_table(store, "costs", table, pipeline=g.name)
@@ -233,7 +234,8 @@ def _write(
     with Progress(len(pairs), "analyze", "pairs") as bar:
         for g, accel in pairs:
             try:
-                result = schedule(g, accel, parallelism, pipelined)
+                mapped = Mapped.of(g, accel, costed[id(g)])
+                result = schedule_mapped(mapped, g, accel, parallelism, pipelined)
             except UnmappedError as e:
                 summary = unmapped_summary(g, accel, str(e), parallelism, pipelined)
             else:
