@@ -3,14 +3,13 @@ the per-row checks of `nerframe.ops.validate` (``thorough=False``) folded in.
 
 `cost_kernel` reads one NumPy array per ops column (zero-copy views of the Arrow
 buffers; booleans and null masks stay Arrow bitmaps) and fills the nine cost
-columns. It walks the table in blocks of rows and groups each block's rows by op
-type (a counting sort of the type codes), so the dispatch on the type is decided
-once per group instead of being mispredicted on almost every row of a mixed
-table. Before a group's costs are computed, the parameters its op type uses are
-checked column by column (present, and in range) with branch-free accumulations;
-the kernel only reports *that* some row is invalid, and the caller names it.
-Large tables are split into one share of rows per thread; small ones run on the
-calling thread alone, so a call of a few rows wakes no other thread.
+columns. It dispatches on the op type's catalogue code, so a table may mix every
+op type. Each branch checks the parameters its op type uses as it loads them
+(validity bit set, value in range), accumulating one flag per row instead of
+branching; the kernel only counts invalid rows, and the caller names the first
+(`nerframe.ops.validate` does, on that rare path). Large tables are split into
+one share of rows per thread; small ones run on the calling thread alone, so a
+call of a few rows wakes no other thread.
 
 Arithmetic is float64 throughout: integer-valued products are exact while they
 stay below 2**53, which the kernel checks for the element counts (it reports how
@@ -433,15 +432,19 @@ def cost_rows(
                 for j in range(lo, hi):
                     bad |= skip_values[j] < 0
                 # A garbage layer count in a null slot could loop for minutes.
-                m, bias = (0.0, 0.0) if bad else _mlp_weights(
-                    float(in_dim[i]),
-                    num_layers[i],
-                    float(layer_width[i]),
-                    float(out_dim[i]),
-                    skip_values,
-                    lo,
-                    hi,
-                    _bit(use_bias, use_bias_offset, i),
+                m, bias = (
+                    (0.0, 0.0)
+                    if bad
+                    else _mlp_weights(
+                        float(in_dim[i]),
+                        num_layers[i],
+                        float(layer_width[i]),
+                        float(out_dim[i]),
+                        skip_values,
+                        lo,
+                        hi,
+                        _bit(use_bias, use_bias_offset, i),
+                    )
                 )
                 flops = 2.0 * bn * m
                 a = bn * float(in_dim[i])
