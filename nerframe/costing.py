@@ -75,13 +75,22 @@ def kernel_columns(ops: pl.DataFrame) -> tuple[dict[str, object], dict[str, np.n
     zero-copy views of the columns the kernel reads, and the validity bitmaps of
     the parameters that have nulls.
     """
-    arrays = {name: ops.get_column(name).to_arrow() for name in ARGUMENTS}
-    present = {
-        name: _validity(array)
-        for name, array in arrays.items()
-        if array.null_count and name in PARAMETER
-    }
-    return {name: _view(array) for name, array in arrays.items()}, present
+    columns: dict[str, object] = {}
+    present = {}
+    empty = np.zeros((ops.height + 7) // 8, np.uint8)
+    for name in ARGUMENTS:
+        series = ops.get_column(name)
+        nulls = series.null_count()
+        if nulls and nulls == ops.height and name in PARAMETER:
+            # No row has it: its values are never read (polars knows this without a scan,
+            # and skipping the Arrow view shows in calls on a handful of rows).
+            present[name] = empty
+            continue
+        array = series.to_arrow()
+        columns[name] = _view(array)
+        if nulls and name in PARAMETER:
+            present[name] = _validity(array)
+    return columns, present
 
 
 def _view(array: pa.Array) -> object:
