@@ -1,9 +1,11 @@
 """Cost kernel throughput on a 10-million-row table mixing all 32 op types.
 
-Figures (in ``benchmark.extra_info``): kernel rows/s (outputs preallocated),
-``nerframe.costs`` end-to-end rows/s (allocation included), the scalar
-reference's rows/s, and the ratios kernel/reference and kernel time over the
-time of copying its input columns once (the floor for a bandwidth-bound kernel). Run with
+Figures (in ``benchmark.extra_info``): kernel rows/s (outputs preallocated, row
+checks included), ``nerframe.costs`` end-to-end rows/s (checks, Arrow views,
+output allocation and the polars result included), the scalar reference's rows/s,
+same-run ratios (kernel/reference, kernel time over the time of copying its input
+columns once, the floor for a bandwidth-bound pass), and the time of one
+``nerframe.costs`` call on the 5-op neurex graph. Run with
 ``pytest benchmarks/test_bench_costs.py --benchmark-only``.
 """
 
@@ -14,12 +16,18 @@ import polars as pl
 import pytest
 
 import nerframe
-from nerframe.costing import _view
-from nerframe.kernels.costs import ARGUMENTS, cost_columns, cost_kernel, kernel_arguments
+from nerframe.costing import kernel_columns
+from nerframe.kernels.costs import CostOutputs, cost_kernel, kernel_inputs
 from nerframe.kernels.reference_costs import reference_cost
 from nerframe.taxonomy import op_types
 
 ROWS = 10_000_000
+END_TO_END_TARGET = 60e6
+"""Rows per second of `nerframe.costs` on the mixed table that issue 10 asks for;
+reported beside the measured rate, not asserted: on the 2-core machine it is not
+reached yet (see the README's performance section)."""
+SMALL_CALL_TARGET = 0.5e-3
+"""Seconds per warm `nerframe.costs` call on a 5-op graph."""
 
 
 def prototype() -> pl.DataFrame:
@@ -49,11 +57,12 @@ def reference_rate(best_of) -> float:
 
 
 def test_cost_kernel(benchmark, best_of, big: pl.DataFrame, reference_rate: float) -> None:
-    views = {name: _view(big.get_column(name)) for name in ARGUMENTS}
-    inputs = kernel_arguments(views)
+    inputs = kernel_inputs(*kernel_columns(big))
     # Outputs are allocated (and their pages touched) once, outside the timing.
-    outputs = (np.ones(ROWS), np.ones((3, ROWS), np.int64), np.ones((4, ROWS)), np.ones(ROWS))
-    benchmark.pedantic(cost_kernel, args=(*inputs, *outputs), rounds=5, iterations=1)
+    outputs = CostOutputs(
+        np.ones(ROWS), np.ones((3, ROWS), np.int64), np.ones((4, ROWS)), np.ones(ROWS)
+    )
+    result = benchmark.pedantic(cost_kernel, args=(inputs, outputs), rounds=5, iterations=1)
     kernel_rate = ROWS / benchmark.stats.stats.min
     plain = [v for v in inputs if isinstance(v, np.ndarray) and v.size >= ROWS]
     copies = [np.ones_like(v) for v in plain]
@@ -65,20 +74,32 @@ def test_cost_kernel(benchmark, best_of, big: pl.DataFrame, reference_rate: floa
         speedup_vs_reference=round(kernel_rate / reference_rate),
         kernel_over_input_copy=round(benchmark.stats.stats.min / copy_seconds, 2),
     )
+    assert result == (0, 0)
     assert kernel_rate >= 100 * reference_rate
 
 
 def test_costs_end_to_end(benchmark, best_of, big: pl.DataFrame, reference_rate: float) -> None:
-    views = {name: _view(big.get_column(name)) for name in ARGUMENTS}
-    kernel_seconds = best_of(lambda: cost_columns(views))
+    inputs = kernel_inputs(*kernel_columns(big))
+    outputs = CostOutputs(
+        np.ones(ROWS), np.ones((3, ROWS), np.int64), np.ones((4, ROWS)), np.ones(ROWS)
+    )
+    kernel_seconds = best_of(lambda: cost_kernel(inputs, outputs))
+    small = nerframe.pipeline("neurex").ops
+    nerframe.costs(small)
+    small_seconds = best_of(lambda: nerframe.costs(small), repeat=200)
     result = benchmark.pedantic(nerframe.costs, args=(big,), rounds=3, iterations=1)
-    rate = ROWS / benchmark.stats.stats.min
+    seconds = benchmark.stats.stats.min
+    rate = ROWS / seconds
     benchmark.extra_info.update(
         rows=ROWS,
         end_to_end_rows_per_s=round(rate),
+        target_rows_per_s=round(END_TO_END_TARGET),
         speedup_vs_reference=round(rate / reference_rate),
-        share_of_kernel_rate=round(kernel_seconds / benchmark.stats.stats.min, 2),
+        end_to_end_over_kernel=round(seconds / kernel_seconds, 2),
+        small_call_us=round(small_seconds * 1e6),
     )
     assert result.height == ROWS
-    # Validation and conversion may cost at most 1.5x the kernel's own time.
-    assert kernel_seconds / benchmark.stats.stats.min >= 0.4
+    # Checks, Arrow views, fresh output pages and the polars result together cost
+    # at most the kernel's own time (before the checks moved into the kernel: 1.65x).
+    assert seconds <= 2.0 * kernel_seconds
+    assert small_seconds <= SMALL_CALL_TARGET

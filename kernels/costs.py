@@ -1,12 +1,20 @@
-"""The cost kernel: FLOPs, element counts and bytes of every ops row, in bulk.
+"""The cost kernel: FLOPs, element counts and bytes of every ops row, in bulk, with
+the per-row checks of `nerframe.ops.validate` (``thorough=False``) folded in.
 
 `cost_kernel` reads one NumPy array per ops column (zero-copy views of the Arrow
-buffers; booleans stay Arrow bitmaps) and fills the nine cost columns, in
-parallel over rows. It dispatches on the op type's catalogue code, so a table
-may mix every op type. Arithmetic is float64 throughout: integer-valued
-products are exact while they stay below 2**53, which the kernel checks for the
-element counts (it returns how many rows exceed it, so the caller can refuse
-them). `kernels.reference_costs` is the scalar oracle it is tested against.
+buffers; booleans and null masks stay Arrow bitmaps) and fills the nine cost
+columns. It dispatches on the op type's catalogue code, so a table may mix every
+op type. Each branch checks the parameters its op type uses as it loads them
+(validity bit set, value in range), accumulating one flag per row instead of
+branching; the kernel only counts invalid rows, and the caller names the first
+(`nerframe.ops.validate` does, on that rare path). Large tables are split into
+one share of rows per thread; small ones run on the calling thread alone, so a
+call of a few rows wakes no other thread.
+
+Arithmetic is float64 throughout: integer-valued products are exact while they
+stay below 2**53, which the kernel checks for the element counts (it reports how
+many rows exceed it, so the caller can refuse them). `kernels.reference_costs`
+is the scalar oracle it is tested against.
 
 >>> import numpy as np
 >>> from nerframe.kernels.costs import cost_columns
@@ -20,17 +28,25 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
+from concurrent.futures import ThreadPoolExecutor
+from functools import cache
+from typing import Any, NamedTuple
 
 import numpy as np
 import polars as pl
-from numba import njit, prange
+from numba import get_num_threads, njit
 
 from nerframe.schemas import OPS
-from nerframe.taxonomy import OP_TYPES, op_types
+from nerframe.taxonomy import OP_TYPES, PARAMETERS, op_types
 
 EXACT_LIMIT = 2.0**53
 """Largest element count the kernel represents exactly."""
+
+PARALLEL_FROM = 4096
+"""Tables with fewer rows are costed on the calling thread: waking the thread
+pool costs more than it saves, and far more when other processes hold the cores."""
+
+N_TYPES = len(OP_TYPES)
 
 # Dispatch codes are catalogue positions; numba folds these globals into constants.
 FRUSTUM = OP_TYPES.index("FrustumCulling")
@@ -56,18 +72,145 @@ REARRANGE = OP_TYPES.index("Rearrangement")
 # Per-sample multiples (flops, A, W, O) of the op types whose costs are all
 # multiples of B*N, from the catalogue; a negative A or O multiple means "per
 # ray" (a multiple of B instead of BN).
-_PIXELWISE = np.zeros((len(OP_TYPES), 4), np.float64)
+_PIXELWISE = np.zeros((len(OP_TYPES) + 1, 4), np.float64)
 for _t in op_types().values():
     if _t.per_element is not None:
         _PIXELWISE[_t.code] = _t.per_element
 PIXELWISE = _PIXELWISE
-IS_PIXELWISE = np.array([t.per_element is not None for t in op_types().values()])
+# One entry more, for codes outside the catalogue.
+IS_PIXELWISE = np.array([t.per_element is not None for t in op_types().values()] + [False])
+
+# The checks, from the catalogue: which parameters each op type uses (columns in
+# PARAMETERS order) and each parameter's minimum; AT_x is parameter x's position.
+USES = np.array(
+    [[p.name in t.parameters for p in PARAMETERS] for t in op_types().values()], np.bool_
+)
+MINIMUM = np.array([p.minimum for p in PARAMETERS], np.int64)
+_at = [p.name for p in PARAMETERS].index
+AT_B = _at("B")
+AT_N = _at("N")
+AT_G = _at("G")
+AT_INPUT_DIM = _at("input_dim")
+AT_NUM_LEVELS = _at("num_levels")
+AT_FEATURES_PER_LEVEL = _at("features_per_level")
+AT_LOG2_HASHMAP_SIZE = _at("log2_hashmap_size")
+AT_NUM_FEATURES = _at("num_features")
+AT_USE_SIN_COS = _at("use_sin_cos")
+AT_IN_DIM = _at("in_dim")
+AT_NUM_LAYERS = _at("num_layers")
+AT_LAYER_WIDTH = _at("layer_width")
+AT_OUT_DIM = _at("out_dim")
+AT_SKIP_CONNECTIONS = _at("skip_connections")
+AT_USE_BIAS = _at("use_bias")
+AT_DEGREE = _at("degree")
+AT_CULL_RATIO = _at("cull_ratio")
+AT_IMAGE_W = _at("image_w")
+AT_IMAGE_H = _at("image_h")
+AT_TILE = _at("tile")
+AT_TILE_KEEP_RATIO = _at("tile_keep_ratio")
+AT_TILES_PER_GAUSSIAN = _at("tiles_per_gaussian")
+AT_COARSE_PROP = _at("coarse_prop")
+AT_PATCH_SIZE = _at("patch_size")
+AT_CHANNELS = _at("channels")
+
+
+class CostInputs(NamedTuple):
+    """The kernel's inputs: one array per ops column it reads (see `kernel_inputs`).
+
+    Flags are Arrow bitmaps with their bit offset; ``skip_offsets``/``skip_values``
+    are the list column's offsets and values; ``present`` holds one validity
+    bitmap (bit offset 0) per parameter, in `PARAMETERS` order. The kernel takes
+    them as separate arguments, in this order: given the tuple itself, numba's code
+    ran about 20x slower (it copies an aggregate this large around).
+    """
+
+    code: np.ndarray
+    op_id: np.ndarray
+    backward: np.ndarray
+    backward_offset: int
+    bitwidth: np.ndarray
+    B: np.ndarray
+    N: np.ndarray
+    G: np.ndarray
+    input_dim: np.ndarray
+    num_levels: np.ndarray
+    features_per_level: np.ndarray
+    log2_hashmap_size: np.ndarray
+    num_features: np.ndarray
+    use_sin_cos: np.ndarray
+    use_sin_cos_offset: int
+    in_dim: np.ndarray
+    num_layers: np.ndarray
+    layer_width: np.ndarray
+    out_dim: np.ndarray
+    skip_offsets: np.ndarray
+    skip_values: np.ndarray
+    use_bias: np.ndarray
+    use_bias_offset: int
+    degree: np.ndarray
+    cull_ratio: np.ndarray
+    image_w: np.ndarray
+    image_h: np.ndarray
+    tile: np.ndarray
+    tile_keep_ratio: np.ndarray
+    tiles_per_gaussian: np.ndarray
+    coarse_prop: np.ndarray
+    patch_size: np.ndarray
+    channels: np.ndarray
+    present: np.ndarray
+
+
+class CostOutputs(NamedTuple):
+    """The kernel's outputs: ``flops`` (n), ``elems`` (int64, 3 x n: in, w, out),
+    ``nbytes`` (4 x n: in, w, out, total) and ``intensity`` (n)."""
+
+    flops: np.ndarray
+    elems: np.ndarray
+    nbytes: np.ndarray
+    intensity: np.ndarray
 
 
 @njit(inline="always")
 def _bit(bitmap: np.ndarray, offset: int, i: int) -> bool:
     j = offset + i
     return (bitmap[j >> 3] >> (j & 7)) & 1 == 1
+
+
+@njit(inline="always")
+def _lacks(present: np.ndarray, p: int, i: int) -> bool:
+    return (present[p, i >> 3] >> (i & 7)) & 1 == 0
+
+
+@njit(inline="always")
+def _bad(values: np.ndarray, present: np.ndarray, p: int, i: int) -> bool:
+    """Whether row `i` lacks count parameter `p` (``values``) or holds it below its minimum."""
+    return _lacks(present, p, i) | (values[i] < MINIMUM[p])
+
+
+@njit(inline="always")
+def _bad_ratio(values: np.ndarray, present: np.ndarray, p: int, i: int) -> bool:
+    """Whether row `i` lacks ratio parameter `p` or holds it outside (0, 1] (NaN too)."""
+    v = values[i]
+    return _lacks(present, p, i) | (not ((v > 0.0) & (v <= 1.0)))
+
+
+@njit(inline="always")
+def _bad_tiling(
+    image_w: np.ndarray,
+    image_h: np.ndarray,
+    tile: np.ndarray,
+    tiles_per_gaussian: np.ndarray,
+    tile_keep_ratio: np.ndarray,
+    present: np.ndarray,
+    i: int,
+) -> bool:
+    return (
+        _bad(image_w, present, AT_IMAGE_W, i)
+        | _bad(image_h, present, AT_IMAGE_H, i)
+        | _bad(tile, present, AT_TILE, i)
+        | _bad(tiles_per_gaussian, present, AT_TILES_PER_GAUSSIAN, i)
+        | _bad_ratio(tile_keep_ratio, present, AT_TILE_KEEP_RATIO, i)
+    )
 
 
 @njit(inline="always")
@@ -121,15 +264,18 @@ def _mlp_weights(
     return m, (bias if use_bias else 0.0)
 
 
-@njit(parallel=True, cache=True)
-def cost_kernel(
+@njit(cache=True, nogil=True, error_model="numpy")
+def cost_rows(
+    begin: int,
+    end: int,
     code: np.ndarray,
+    op_id: np.ndarray,
     backward: np.ndarray,
     backward_offset: int,
     bitwidth: np.ndarray,
-    dim_b: np.ndarray,
-    dim_n: np.ndarray,
-    dim_g: np.ndarray,
+    B: np.ndarray,
+    N: np.ndarray,
+    G: np.ndarray,
     input_dim: np.ndarray,
     num_levels: np.ndarray,
     features_per_level: np.ndarray,
@@ -155,36 +301,47 @@ def cost_kernel(
     coarse_prop: np.ndarray,
     patch_size: np.ndarray,
     channels: np.ndarray,
+    present: np.ndarray,
     flops_out: np.ndarray,
     elems: np.ndarray,
     nbytes: np.ndarray,
     intensity: np.ndarray,
-) -> int:
-    """Fill `flops_out`, `elems` (int64, 3 x n: in, w, out), `nbytes` (4 x n: in, w,
-    out, total) and `intensity`; return how many rows have an element count >= 2**53
-    (their ``elems[0]`` is set to -1).
+) -> tuple[int, int]:
+    """Check and cost rows `begin`..`end`-1 (the `CostInputs` and `CostOutputs`
+    fields follow the bounds); return how many rows are invalid (their costs are
+    meaningless) and how many have an element count >= 2**53 (their ``elems[0]``
+    is set to -1).
 
-    Boolean columns are Arrow bitmaps with their bit offset. Only the columns an
-    op type uses are read for its rows, so unused (null) slots may hold anything.
+    A row is invalid if it lacks (validity bit unset) a parameter its op type
+    uses, holds one out of range, or has a bitwidth outside 1..64 or a negative
+    op id. Only the columns an op type uses are read for its rows, so unused
+    (null) slots may hold anything.
     """
+    invalid = 0
     overflow = 0
-    for i in prange(code.shape[0]):
-        c = code[i]
+    for i in range(begin, end):
+        # A code outside the catalogue takes the last branch, which no op type uses.
+        c = min(code[i], N_TYPES)
+        width = bitwidth[i]
+        bad = (c == N_TYPES) | (width < 1) | (width > 64) | (op_id[i] < 0)
         flops = 0.0
         a = 0.0
         w = 0.0
         o = 0.0
         if IS_PIXELWISE[c]:
-            b = float(dim_b[i])
-            bn = b * float(dim_n[i])
-            k = PIXELWISE[c]
-            flops = k[0] * bn
-            a = k[1] * bn if k[1] >= 0 else -k[1] * b
-            w = k[2] * bn
-            o = k[3] * bn if k[3] >= 0 else -k[3] * b
+            bad |= _bad(B, present, AT_B, i) | _bad(N, present, AT_N, i)
+            b = float(B[i])
+            bn = b * float(N[i])
+            per = PIXELWISE[c]
+            flops = per[0] * bn
+            a = per[1] * bn if per[1] >= 0 else -per[1] * b
+            w = per[2] * bn
+            o = per[3] * bn if per[3] >= 0 else -per[3] * b
         elif c in (FRUSTUM, PROJECTION, AABB, OBB, FCP, SUBTILE):
-            g = float(dim_g[i])
+            bad |= _bad(G, present, AT_G, i)
+            g = float(G[i])
             if c == FRUSTUM:
+                bad |= _bad_ratio(cull_ratio, present, AT_CULL_RATIO, i)
                 flops = 17.0 * g
                 a = 3.0 * g
                 w = 16.0
@@ -195,22 +352,34 @@ def cost_kernel(
                 w = 16.0
                 o = 5.0 * g
             else:
-                t = _tiles(float(image_w[i]), float(image_h[i]), float(tile[i]))
-                hit = _tiles_hit(t, float(tiles_per_gaussian[i]))
+                bad |= _bad_tiling(
+                    image_w, image_h, tile, tiles_per_gaussian, tile_keep_ratio, present, i
+                )
+                tiles = _tiles(float(image_w[i]), float(image_h[i]), float(tile[i]))
+                hit = _tiles_hit(tiles, float(tiles_per_gaussian[i]))
                 keep = tile_keep_ratio[i]
                 if c == FCP:
-                    flops, a, w, o = _culled(g, cull_ratio[i], t, hit, keep)
+                    bad |= _bad_ratio(cull_ratio, present, AT_CULL_RATIO, i)
+                    flops, a, w, o = _culled(g, cull_ratio[i], tiles, hit, keep)
                 else:
                     per_tile = 4.0 if c in (AABB, SUBTILE) else 10.0
                     flops = per_tile * g * hit
                     a = 4.0 * g if c == SUBTILE else 5.0 * g
-                    w = 4.0 * t
+                    w = 4.0 * tiles
                     o = hit * math.ceil(keep * g)
         else:
-            b = float(dim_b[i])
-            n = float(dim_n[i])
+            bad |= _bad(B, present, AT_B, i) | _bad(N, present, AT_N, i)
+            b = float(B[i])
+            n = float(N[i])
             bn = b * n
             if c in (HASH, INDEX_GEN, LOOKUP, INTERP):
+                # all four take all six parameters, though not every formula reads them
+                bad |= (
+                    _bad(input_dim, present, AT_INPUT_DIM, i)
+                    | _bad(num_levels, present, AT_NUM_LEVELS, i)
+                    | _bad(features_per_level, present, AT_FEATURES_PER_LEVEL, i)
+                    | _bad(log2_hashmap_size, present, AT_LOG2_HASHMAP_SIZE, i)
+                )
                 levels = float(num_levels[i])
                 f = float(features_per_level[i])
                 if c == HASH:
@@ -231,11 +400,17 @@ def cost_kernel(
                     w = 8.0 * bn * levels
                     o = bn * levels * f
             elif c == ARRANGE:
+                bad |= _bad(input_dim, present, AT_INPUT_DIM, i)
                 d = float(input_dim[i])
                 flops = 4.0 * bn + 2.0 * bn * math.log2(bn)
                 a = bn * d
                 o = bn * d
             elif c == RFF:
+                bad |= (
+                    _bad(input_dim, present, AT_INPUT_DIM, i)
+                    | _bad(num_features, present, AT_NUM_FEATURES, i)
+                    | _lacks(present, AT_USE_SIN_COS, i)
+                )
                 d = float(input_dim[i])
                 nf = float(num_features[i])
                 od = 2.0 * nf if _bit(use_sin_cos, use_sin_cos_offset, i) else nf
@@ -244,21 +419,39 @@ def cost_kernel(
                 w = d * nf
                 o = bn * od
             elif c == MLP:
-                m, bias = _mlp_weights(
-                    float(in_dim[i]),
-                    num_layers[i],
-                    float(layer_width[i]),
-                    float(out_dim[i]),
-                    skip_values,
-                    skip_offsets[i],
-                    skip_offsets[i + 1],
-                    _bit(use_bias, use_bias_offset, i),
+                lo = skip_offsets[i]
+                hi = skip_offsets[i + 1]
+                bad |= (
+                    _bad(in_dim, present, AT_IN_DIM, i)
+                    | _bad(num_layers, present, AT_NUM_LAYERS, i)
+                    | _bad(layer_width, present, AT_LAYER_WIDTH, i)
+                    | _bad(out_dim, present, AT_OUT_DIM, i)
+                    | _lacks(present, AT_SKIP_CONNECTIONS, i)
+                    | _lacks(present, AT_USE_BIAS, i)
+                )
+                for j in range(lo, hi):
+                    bad |= skip_values[j] < 0
+                # A garbage layer count in a null slot could loop for minutes.
+                m, bias = (
+                    (0.0, 0.0)
+                    if bad
+                    else _mlp_weights(
+                        float(in_dim[i]),
+                        num_layers[i],
+                        float(layer_width[i]),
+                        float(out_dim[i]),
+                        skip_values,
+                        lo,
+                        hi,
+                        _bit(use_bias, use_bias_offset, i),
+                    )
                 )
                 flops = 2.0 * bn * m
                 a = bn * float(in_dim[i])
                 w = m + bias
                 o = bn * float(out_dim[i])
             elif c == SH:
+                bad |= _bad(degree, present, AT_DEGREE, i)
                 nb = (float(degree[i]) + 1.0) ** 2
                 flops = 10.0 * bn * nb
                 a = 3.0 * bn
@@ -270,12 +463,16 @@ def cost_kernel(
                 w = 3.0 * bn
                 o = 3.0 * bn
             elif c == SENSITIVITY:
+                bad |= _bad(patch_size, present, AT_PATCH_SIZE, i) | _bad_ratio(
+                    coarse_prop, present, AT_COARSE_PROP, i
+                )
                 p2 = patch_size[i] * patch_size[i]
-                patches = (dim_b[i] - 1) // p2 + 1
+                patches = (B[i] - 1) // p2 + 1
                 flops = bn + 72.0 * math.floor(coarse_prop[i] * float(patches))
                 a = bn + 3.0 * b
                 o = bn + b
             elif c == RECOVERY:
+                bad |= _bad(channels, present, AT_CHANNELS, i)
                 ch = float(channels[i])
                 flops = bn * ch
                 a = bn * (1.0 + ch)
@@ -289,16 +486,22 @@ def cost_kernel(
                 flops = bn + math.floor(math.log2(max(n, 2.0)))
                 a = 3.0 * bn
                 o = 3.0 * bn
-        if _bit(backward, backward_offset, i):
-            if c == MLP:
-                flops = 2.0 * flops
-            a, w, o = o + a, w, a + w
-        bits = float(bitwidth[i])
+        # Selects, not branches: the direction is random from row to row.
+        back = _bit(backward, backward_offset, i)
+        flops = 2.0 * flops if back and c == MLP else flops
+        a, o = (o + a, a + w) if back else (a, o)
+        bits = float(width)
         bytes_in = a * bits / 8.0
         bytes_w = w * bits / 8.0
         bytes_out = o * bits / 8.0
         total = bytes_in + bytes_w + bytes_out
         flops_out[i] = flops
+        nbytes[0, i] = bytes_in
+        nbytes[1, i] = bytes_w
+        nbytes[2, i] = bytes_out
+        nbytes[3, i] = total
+        intensity[i] = flops / total if total > 0.0 else 0.0
+        invalid += bad
         if a < EXACT_LIMIT and w < EXACT_LIMIT and o < EXACT_LIMIT:
             elems[0, i] = np.int64(a)
             elems[1, i] = np.int64(w)
@@ -306,109 +509,127 @@ def cost_kernel(
         else:
             elems[0, i] = -1
             overflow += 1
-        nbytes[0, i] = bytes_in
-        nbytes[1, i] = bytes_w
-        nbytes[2, i] = bytes_out
-        nbytes[3, i] = total
-        intensity[i] = flops / total if total > 0.0 else 0.0
-    return overflow
+    return invalid, overflow
+
+
+def cost_kernel(inputs: CostInputs, outputs: CostOutputs) -> tuple[int, int]:
+    """Check every row of `inputs` and fill `outputs`; return (invalid blocks,
+    overflowing rows), as `cost_rows` does. Tables of `PARALLEL_FROM` rows or more
+    are split into one share per numba thread, costed by the calling thread and
+    a pool of helper threads at once (`cost_rows` runs without the GIL)."""
+    n = inputs.code.shape[0]
+    threads = get_num_threads()
+    if n < PARALLEL_FROM or threads == 1:
+        result: tuple[int, int] = cost_rows(0, n, *inputs, *outputs)
+        return result
+    bounds = [k * n // threads for k in range(threads + 1)]
+    shares = [
+        _pool(threads).submit(cost_rows, bounds[k], bounds[k + 1], *inputs, *outputs)
+        for k in range(1, threads)
+    ]
+    counts = [cost_rows(bounds[0], bounds[1], *inputs, *outputs)]
+    counts += [share.result() for share in shares]
+    return sum(c[0] for c in counts), sum(c[1] for c in counts)
+
+
+@cache
+def _pool(threads: int) -> ThreadPoolExecutor:
+    # Plain threads, not a numba parallel loop: both paths run the one serial kernel,
+    # and no call ever has to wake the OpenMP pool.
+    return ThreadPoolExecutor(threads - 1, thread_name_prefix="nerframe-costs")
 
 
 ARGUMENTS = (
     "op_type",
+    "op_id",
     "backward",
     "bitwidth",
-    "B",
-    "N",
-    "G",
-    "input_dim",
-    "num_levels",
-    "features_per_level",
-    "log2_hashmap_size",
-    "num_features",
-    "use_sin_cos",
-    "in_dim",
-    "num_layers",
-    "layer_width",
-    "out_dim",
-    "skip_connections",
-    "use_bias",
-    "degree",
-    "cull_ratio",
-    "image_w",
-    "image_h",
-    "tile",
-    "tile_keep_ratio",
-    "tiles_per_gaussian",
-    "coarse_prop",
-    "patch_size",
-    "channels",
+    *(p.name for p in PARAMETERS),
 )
-"""The ops columns the kernel reads, in argument order."""
-
-_BITMAPS = {"backward", "use_sin_cos", "use_bias"}
-
-
-def kernel_arguments(columns: Mapping[str, Any]) -> list[Any]:
-    """The input arguments of `cost_kernel` (in order) from ops columns as arrays.
-
-    `columns` maps ops column names to arrays; a missing column reads as zeros
-    (``bitwidth`` as 16, ``backward`` as false, other flags as true). Flags may be
-    bool arrays or ``(arrow_bitmap, bit_offset)`` pairs, and ``skip_connections``
-    an ``(offsets, values)`` pair.
-    """
-    n = len(columns["op_type"])
-    args: list[Any] = []
-    for name in ARGUMENTS:
-        value = columns.get(name)
-        if name in _FLAGS:
-            if value is None:
-                value = np.full(n, name != "backward")
-            args += value if isinstance(value, tuple) else _bitmap(value)
-        elif name == "skip_connections":
-            args += value or (np.zeros(n + 1, np.int64), np.zeros(0, np.int32))
-        elif value is None:
-            args.append(np.full(n, 16 if name == "bitwidth" else 0, _DTYPES[name]))
-        else:
-            args.append(value)
-    return args
-
-
-def cost_columns(columns: Mapping[str, Any]) -> dict[str, np.ndarray]:
-    """Run the kernel on plain arrays (see `kernel_arguments`) and return the nine
-    cost columns. Rows with an element count at or above 2**53 raise
-    `OverflowError`, with the first offending row index in its args.
-    """
-    n = len(columns["op_type"])
-    flops = np.empty(n)
-    elems = np.empty((3, n), np.int64)
-    nbytes = np.empty((4, n))
-    intensity = np.empty(n)
-    outputs = [flops, elems, nbytes, intensity]
-    if n and cost_kernel(*kernel_arguments(columns), *outputs):
-        raise OverflowError("element count reaches 2**53", int(np.argmax(elems[0] < 0)))
-    return {
-        "flops": flops,
-        "elems_in": elems[0],
-        "elems_w": elems[1],
-        "elems_out": elems[2],
-        "bytes_in": nbytes[0],
-        "bytes_w": nbytes[1],
-        "bytes_out": nbytes[2],
-        "bytes_total": nbytes[3],
-        "intensity": intensity,
-    }
-
+"""The ops columns the kernel reads."""
 
 _FLAGS = {"backward", "use_sin_cos", "use_bias"}
-# The ops schema's dtypes, so that filled-in columns compile the same specialisation.
+# The ops schema's dtypes, so that every column compiles the same specialisation.
 _DTYPES = {
     name: pl.Series(dtype=dtype).to_numpy().dtype
     for name, dtype in OPS.items()
     if dtype.is_numeric()
 }
+_DTYPES["op_type"] = np.dtype(np.uint8)
 
 
-def _bitmap(flags: np.ndarray) -> list[Any]:
+def kernel_inputs(
+    columns: Mapping[str, Any], present: Mapping[str, np.ndarray] | None = None
+) -> CostInputs:
+    """The kernel's inputs from ops columns as arrays.
+
+    `columns` maps ops column names to arrays (``op_type`` as catalogue codes); a
+    missing column reads as zeros (``bitwidth`` as 16, ``backward`` as false,
+    other flags as true). Flags may be bool arrays or ``(arrow_bitmap,
+    bit_offset)`` pairs, and ``skip_connections`` an ``(offsets, values)`` pair.
+    `present` maps a parameter with nulls to its validity bitmap (bit offset 0);
+    the others are taken as present in every row.
+    """
+    n = len(columns["op_type"])
+    fields: dict[str, Any] = {}
+    for name in ARGUMENTS:
+        value = columns.get(name)
+        key = "code" if name == "op_type" else name
+        if name in _FLAGS:
+            if value is None:
+                value = np.full(n, name != "backward")
+            bitmap, offset = value if isinstance(value, tuple) else _bitmap(value)
+            fields[key], fields[f"{key}_offset"] = bitmap, offset
+        elif name == "skip_connections":
+            offsets, values = value or (np.zeros(n + 1, np.int64), np.zeros(0, np.int32))
+            fields["skip_offsets"] = np.asarray(offsets, np.int64)
+            fields["skip_values"] = np.asarray(values, np.int32)
+        elif value is None:
+            fields[key] = np.full(n, 16 if name == "bitwidth" else 0, _DTYPES[name])
+        else:
+            fields[key] = np.asarray(value, _DTYPES[name])
+    width = (n + 7) // 8
+    masks = np.full((len(PARAMETERS), width), 0xFF, np.uint8)
+    for row, p in enumerate(PARAMETERS):
+        if present and p.name in present:
+            masks[row] = present[p.name][:width]
+    return CostInputs(**fields, present=masks)
+
+
+class InvalidRowsError(ValueError):
+    """Some row lacks a parameter its op type uses or holds a value out of range
+    (the kernel does not say which: `nerframe.ops.validate` names it)."""
+
+
+def cost_columns(
+    columns: Mapping[str, Any], present: Mapping[str, np.ndarray] | None = None
+) -> dict[str, np.ndarray]:
+    """Run the kernel on plain arrays (see `kernel_inputs`) and return the nine cost
+    columns. Invalid rows raise `InvalidRowsError`; rows with an element count at
+    or above 2**53 raise `OverflowError`, with the first offending row index in its
+    args.
+    """
+    inputs = kernel_inputs(columns, present)
+    n = inputs.code.shape[0]
+    out = CostOutputs(np.empty(n), np.empty((3, n), np.int64), np.empty((4, n)), np.empty(n))
+    invalid, overflow = cost_kernel(inputs, out) if n else (0, 0)
+    if invalid:
+        raise InvalidRowsError("an ops row is invalid")
+    if overflow:
+        raise OverflowError("element count reaches 2**53", int(np.argmax(out.elems[0] < 0)))
+    return {
+        "flops": out.flops,
+        "elems_in": out.elems[0],
+        "elems_w": out.elems[1],
+        "elems_out": out.elems[2],
+        "bytes_in": out.nbytes[0],
+        "bytes_w": out.nbytes[1],
+        "bytes_out": out.nbytes[2],
+        "bytes_total": out.nbytes[3],
+        "intensity": out.intensity,
+    }
+
+
+def _bitmap(flags: np.ndarray) -> tuple[np.ndarray, int]:
     """A bool array as an Arrow-style little-endian bitmap and its bit offset."""
-    return [np.packbits(np.asarray(flags, bool), bitorder="little"), 0]
+    return np.packbits(np.asarray(flags, bool), bitorder="little"), 0

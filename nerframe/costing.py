@@ -14,9 +14,17 @@ import pyarrow as pa
 
 from nerframe.errors import InvalidInputError, NerframeError
 from nerframe.graphs import Graph
-from nerframe.kernels.costs import ARGUMENTS, cost_columns
+from nerframe.kernels.costs import ARGUMENTS, InvalidRowsError, cost_columns
 from nerframe.ops import validate
-from nerframe.schemas import COST_COLUMNS
+from nerframe.schemas import COST_COLUMNS, OPS
+from nerframe.taxonomy import PARAMETER
+
+# Columns that must never be null; polars knows their null counts without a scan.
+_NOT_NULL = ("graph", "op_id", "op_type", "backward", "bitwidth", "scope")
+# Compared as lists: a tenth of the time of comparing polars Schemas, which shows
+# in calls on a handful of rows.
+_NAMES = list(OPS)
+_DTYPES = list(OPS.values())
 
 
 def costs(ops: pl.DataFrame | Graph) -> pl.DataFrame:
@@ -26,9 +34,10 @@ def costs(ops: pl.DataFrame | Graph) -> pl.DataFrame:
     >>> costs(nerframe.pipeline("neurex", model="spec"))["flops"].sum()
     7887388672.0
 
-    The table is validated first (see `nerframe.ops.validate`); the kernel then
-    reads zero-copy views of its Arrow buffers. Element counts at or above 2**53
-    (where float64 stops being exact) are refused with a `NerframeError`.
+    The table is checked as `nerframe.ops.validate` with ``thorough=False`` does
+    (the same `NerframeError` names the first bad row), but in the cost kernel's
+    own pass over zero-copy views of its Arrow buffers. Element counts at or above
+    2**53 (where float64 stops being exact) are refused with a `NerframeError`.
     """
     if isinstance(ops, Graph):
         ops = ops.ops
@@ -36,32 +45,61 @@ def costs(ops: pl.DataFrame | Graph) -> pl.DataFrame:
         raise InvalidInputError(
             f"costs takes an ops table or a Graph, got {type(ops).__name__}", "ops"
         )
-    validate(ops, thorough=False)
     ops = ops.rechunk()
+    if (
+        ops.columns != _NAMES
+        or ops.dtypes != _DTYPES
+        or any(ops.get_column(c).has_nulls() for c in _NOT_NULL)
+    ):
+        validate(ops, thorough=False)
+    if ops.get_column("skip_connections").to_arrow().values.null_count:
+        # The kernel does not look inside the lists: let validate refuse a null index.
+        validate(ops, thorough=False)
     try:
-        columns = cost_columns({name: _view(ops.get_column(name)) for name in ARGUMENTS})
+        out = cost_columns(*kernel_columns(ops))
+    except InvalidRowsError:
+        validate(ops, thorough=False)
+        raise RuntimeError("the cost kernel refused a row that validate() accepts") from None
     except OverflowError as e:
         row = ops.row(e.args[1], named=True)
         raise NerframeError(
             f"ops row {e.args[1]} (op_id {row['op_id']}, {row['op_type']}): an element count "
             "reaches 2**53; reduce its dimensions"
         ) from None
-    return ops.with_columns(
-        pl.Series(name, columns[name], dtype=dtype) for name, dtype in COST_COLUMNS.items()
-    )
+    # hstack wraps the NumPy buffers without copying them
+    return ops.hstack([pl.Series(name, out[name]) for name in COST_COLUMNS])
 
 
-def _view(series: pl.Series) -> object:
-    """The values of a column as NumPy, without copying and ignoring its null mask.
-
-    Null slots hold arbitrary values; the kernel never reads a parameter an op
-    type does not use, and `validate` guarantees the used ones are not null.
-    Booleans stay Arrow bitmaps ``(bytes, bit offset)``; lists become
-    ``(offsets, values)``; enums their physical codes.
+def kernel_columns(ops: pl.DataFrame) -> tuple[dict[str, object], dict[str, np.ndarray]]:
+    """The arguments of `nerframe.kernels.costs.cost_columns` for a one-chunk ops table:
+    zero-copy views of the columns the kernel reads, and the validity bitmaps of
+    the parameters that have nulls.
     """
-    array = series.to_arrow()
-    if isinstance(array, pa.ChunkedArray):
-        array = array.combine_chunks()
+    columns: dict[str, object] = {}
+    present = {}
+    empty = np.zeros((ops.height + 7) // 8, np.uint8)
+    for name in ARGUMENTS:
+        series = ops.get_column(name)
+        nulls = series.null_count()
+        if nulls and nulls == ops.height and name in PARAMETER:
+            # No row has it: its values are never read (polars knows this without a scan,
+            # and skipping the Arrow view shows in calls on a handful of rows).
+            present[name] = empty
+            continue
+        array = series.to_arrow()
+        columns[name] = _view(array)
+        if nulls and name in PARAMETER:
+            present[name] = _validity(array)
+    return columns, present
+
+
+def _view(array: pa.Array) -> object:
+    """The values of an Arrow column as NumPy, without copying and ignoring its null mask.
+
+    Null slots hold arbitrary values; the kernel reads a parameter only where
+    its validity bit says it is there. Booleans stay Arrow bitmaps ``(bytes, bit
+    offset)``; lists become ``(offsets, values)``; enums their physical codes.
+    """
     if pa.types.is_dictionary(array.type):
         array = array.indices
     if pa.types.is_boolean(array.type):
@@ -70,6 +108,16 @@ def _view(series: pl.Series) -> object:
         values = array.values
         return array.offsets.to_numpy(), _buffer(values, values.type.to_pandas_dtype())
     return _buffer(array, array.type.to_pandas_dtype())
+
+
+def _validity(array: pa.Array) -> np.ndarray:
+    """An Arrow array's validity bitmap, shifted to start at bit 0."""
+    bitmap = np.frombuffer(array.buffers()[0], np.uint8)
+    start, n = array.offset, len(array)
+    if start % 8 == 0:
+        return bitmap[start // 8 : (start + n + 7) // 8]
+    bits = np.unpackbits(bitmap, count=start + n, bitorder="little")[start:]
+    return np.packbits(bits, bitorder="little")
 
 
 def _buffer(array: pa.Array, dtype: np.typing.DTypeLike, whole: bool = False) -> np.ndarray:

@@ -18,6 +18,7 @@ defaults to its op type's scope in the catalogue.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from numbers import Integral, Real
 
@@ -58,9 +59,10 @@ def validate(ops: pl.DataFrame, thorough: bool = True) -> pl.DataFrame:
 
     Every parameter an op type uses must be present and in range. `thorough`
     also requires the parameters it does not use to be null and op ids to be
-    unique within a graph; `nerframe.costs` skips those two (they cannot change
-    a cost) to stay fast on tables of millions of rows. Vectorised; the first
-    offending row is named in the `NerframeError`.
+    unique within a graph (checks that cannot change a cost: `nerframe.costs`
+    makes the others inside its kernel), and warns (`UserWarning`) about MLP skip
+    connections at layers that have no effect. Vectorised; the first offending
+    row is named in the `NerframeError`.
 
     >>> validate(operators([{"op_type": "Sorting", "B": 4, "N": 8}])).height
     1
@@ -83,8 +85,11 @@ def validate(ops: pl.DataFrame, thorough: bool = True) -> pl.DataFrame:
             problems[p.name, "{c!r} is not a parameter of this op type, got {v!r}"] = (
                 ~used & value.is_not_null()
             )
-        # Null slots compare as null, which any() skips.
-        problems[p.name, "{c} " + _rule(p.name) + ", got {v!r}"] = _out_of_range(p.name, value)
+        # Null slots compare as null, which any() skips. A parameter the op type
+        # does not use cannot change a cost; `thorough` refuses it being there at all.
+        problems[p.name, "{c} " + _rule(p.name) + ", got {v!r}"] = used & _out_of_range(
+            p.name, value
+        )
     problems["bitwidth", "{c} must be an integer in 1..64, got {v!r}"] = ~pl.col(
         "bitwidth"
     ).is_between(1, 64)
@@ -102,7 +107,39 @@ def validate(ops: pl.DataFrame, thorough: bool = True) -> pl.DataFrame:
             row = ops.with_row_index("_row").filter(expr).row(0, named=True)
             message = text.format(c=column, v=row[column])
             raise NerframeError(f"{_where(row['_row'], row)}: {message}")
+    if thorough:
+        _warn_idle_skips(ops)
     return ops
+
+
+def _warn_idle_skips(ops: pl.DataFrame) -> None:
+    """Warn (`UserWarning`) about MLP skip connections that change nothing.
+
+    Only hidden layers 1..num_layers-2 can re-read the input; the spec lets a
+    skip index name any layer, and gives 0 and the later ones no effect. 0 is
+    the input layer, which reads the input anyway; a later index is most likely
+    a mistake, so the first row holding one is named.
+    """
+    idle = (pl.col("op_type") == "MLP") & (
+        pl.col("skip_connections").list.max() >= pl.col("num_layers") - 1
+    )
+    rows = ops.with_row_index("_row").filter(idle)
+    if rows.height:
+        row = rows.row(0, named=True)
+        layers = row["num_layers"]
+        entries = [v for v in row["skip_connections"] if v >= layers - 1]
+        reason = (
+            f"a {layers}-layer MLP re-reads its input only at hidden layers 1..{layers - 2}"
+            if layers > 2
+            else f"a {layers}-layer MLP has no hidden layer to re-read its input at"
+        )
+        more = f" (and {rows.height - 1} more MLP rows)" if rows.height > 1 else ""
+        warnings.warn(
+            f"{_where(row['_row'], row)}: skip_connections entries {entries} have no "
+            f"effect: {reason}{more}",
+            UserWarning,
+            stacklevel=3,
+        )
 
 
 def _users(parameter: str) -> list[str]:
@@ -126,7 +163,7 @@ def _out_of_range(name: str, value: pl.Expr) -> pl.Expr:
     if p.kind == "ratio":
         return ~((value > 0) & (value <= 1))
     if p.kind == "indices":
-        return value.list.min() < 0
+        return (value.list.min() < 0) | value.list.eval(pl.element().is_null()).list.any()
     return pl.lit(False)
 
 

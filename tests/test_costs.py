@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 
 import numpy as np
+import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import nerframe
+from nerframe.kernels.costs import PARALLEL_FROM
 from nerframe.kernels.reference_costs import reference_cost
 from nerframe.schemas import COSTS
-from nerframe.taxonomy import OP_TYPES, op_types
+from nerframe.taxonomy import OP_TYPES, PARAMETER, op_types
 
 MLP_EXAMPLE = {
     "op_type": "MLP",
@@ -216,3 +219,149 @@ def test_costs_of_a_sliced_table_match() -> None:
     part = nerframe.costs(ops.slice(3, 5))
     assert part.equals(whole.slice(3, 5))
     assert np.array_equal(part["flops"].to_numpy(), whole["flops"].to_numpy()[3:8])
+
+
+# --- the kernel's checks are validate(thorough=False)'s -------------------------------
+
+
+def one_of_each() -> pl.DataFrame:
+    """A valid ops table: a UniformSampler, then one row of every op type."""
+    rows = [{"op_type": "UniformSampler", "B": 2, "N": 2}]
+    for t in op_types().values():
+        record = {"op_type": t.name, **{p: 3 for p in t.required}}
+        if t.name == "MLP":
+            record |= {"num_layers": 3, "skip_connections": [1]}
+        rows.append(record)
+    return nerframe.operators(rows)
+
+
+def with_value(ops: pl.DataFrame, row: int, column: str, value: object) -> pl.DataFrame:
+    """`ops` with one cell replaced (None for null), keeping the ops schema."""
+    series = ops[column].to_list()
+    series[row] = value
+    return ops.with_columns(pl.Series(column, series, dtype=ops.schema[column]))
+
+
+USED = [(t.name, p) for t in op_types().values() for p in t.parameters]
+
+
+@pytest.mark.parametrize(("op_type", "parameter"), USED)
+def test_a_missing_used_parameter_is_refused(op_type: str, parameter: str) -> None:
+    ops = one_of_each()
+    row = 1 + OP_TYPES.index(op_type)
+    broken = with_value(ops, row, parameter, None)
+    where = rf"^ops row {row} \(op_id {row}, {op_type}\)"
+    message = rf"{where}: missing required parameter '{parameter}'$"
+    with pytest.raises(nerframe.NerframeError, match=message):
+        nerframe.costs(broken)
+
+
+@pytest.mark.parametrize(
+    ("op_type", "parameter"),
+    [(t, p) for t, p in USED if PARAMETER[p].kind in ("count", "ratio", "indices")],
+)
+def test_a_used_parameter_out_of_range_is_refused(op_type: str, parameter: str) -> None:
+    ops = one_of_each()
+    row = 1 + OP_TYPES.index(op_type)
+    p = PARAMETER[parameter]
+    if p.kind == "count":
+        value, rule = p.minimum - 1, f"must be an integer >= {p.minimum}, got {p.minimum - 1}"
+    elif p.kind == "ratio":
+        value, rule = 0.0, r"must be a number in \(0, 1\], got 0.0"
+    else:
+        value, rule = [1, -2], r"must be a list of integers >= 0, got \[1, -2\]"
+    broken = with_value(ops, row, parameter, value)
+    with pytest.raises(nerframe.NerframeError, match=rf"^ops row {row} .*: {parameter} {rule}$"):
+        nerframe.costs(broken)
+
+
+@pytest.mark.parametrize("ratio", [1.5, math.nan, math.inf, -0.5])
+def test_ratios_outside_0_1_are_refused(ratio: float) -> None:
+    ops = with_value(one_of_each(), 3, "cull_ratio", ratio)
+    with pytest.raises(nerframe.NerframeError, match=r"ops row 3 .*cull_ratio must be a number"):
+        nerframe.costs(ops)
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "message"),
+    [
+        ("bitwidth", 0, "bitwidth must be an integer in 1..64, got 0"),
+        ("bitwidth", 65, "bitwidth must be an integer in 1..64, got 65"),
+        ("op_id", -1, "op_id must be >= 0, got -1"),
+        ("backward", None, "backward must not be null"),
+        ("op_type", None, "op_type must not be null"),
+        ("bitwidth", None, "bitwidth must not be null"),
+    ],
+)
+def test_base_columns_are_checked(column: str, value: object, message: str) -> None:
+    ops = with_value(one_of_each(), 5, column, value)
+    with pytest.raises(nerframe.NerframeError, match=rf"^ops row 5 .*: {message}$"):
+        nerframe.costs(ops)
+
+
+def test_a_null_skip_index_is_refused() -> None:
+    frame = pl.DataFrame(
+        {"op_type": ["MLP"], "B": [1], "N": [1], "in_dim": [2], "num_layers": [4]},
+    ).with_columns(
+        layer_width=pl.lit(8), skip_connections=pl.Series([[1, None]], dtype=pl.List(pl.Int32))
+    )
+    with pytest.raises(nerframe.NerframeError, match="skip_connections must be a list"):
+        nerframe.operators(frame)
+    ops = with_value(one_of_each(), 14, "skip_connections", [1, None])
+    with pytest.raises(nerframe.NerframeError, match=r"ops row 14 .*skip_connections must be"):
+        nerframe.costs(ops)
+
+
+def test_unused_parameters_cannot_change_a_cost() -> None:
+    ops = one_of_each()
+    # Sorting takes B and N only: a stray G, even out of range, changes nothing.
+    row = 1 + OP_TYPES.index("Sorting")
+    stray = with_value(ops, row, "G", -5)
+    assert nerframe.costs(stray).drop("G").equals(nerframe.costs(ops).drop("G"))
+    with pytest.raises(nerframe.NerframeError, match="'G' is not a parameter of this op type"):
+        nerframe.ops.validate(stray)
+
+
+def test_the_first_bad_row_is_named_in_a_large_table() -> None:
+    # Large enough to be split between threads; the bad row is in the last share.
+    ops = one_of_each()
+    big = ops[np.arange(3 * PARALLEL_FROM) % ops.height].with_columns(
+        op_id=pl.int_range(3 * PARALLEL_FROM, dtype=pl.Int32)
+    )
+    # a UniformSampler row (they use N) near the end
+    bad_row = (3 * PARALLEL_FROM - 40) // ops.height * ops.height
+    broken = with_value(big, bad_row, "N", 0)
+    op_type = broken["op_type"][bad_row]
+    with pytest.raises(
+        nerframe.NerframeError, match=rf"^ops row {bad_row} \(op_id {bad_row}, {op_type}\)"
+    ):
+        nerframe.costs(broken)
+
+
+def test_a_large_table_matches_the_reference_across_thread_shares() -> None:
+    ops = one_of_each()
+    n = 3 * PARALLEL_FROM + 5
+    big = ops[np.random.default_rng(3).integers(0, ops.height, n)].with_columns(
+        op_id=pl.int_range(n, dtype=pl.Int32), backward=pl.int_range(n) % 3 == 0
+    )
+    out = nerframe.costs(big)
+    for row in out[:: n // 97].iter_rows(named=True):
+        expected = reference_cost(row)
+        assert {k: row[k] for k in expected} == expected
+
+
+def test_a_slice_with_nulls_at_odd_bit_offsets() -> None:
+    ops = one_of_each()
+    part = ops.slice(3, 11)
+    whole = nerframe.costs(ops)
+    assert nerframe.costs(part).equals(whole.slice(3, 11))
+    broken = with_value(ops, 9, "N", None).slice(3, 11)
+    with pytest.raises(nerframe.NerframeError, match=r"ops row 6 .*missing required parameter 'N'"):
+        nerframe.costs(broken)
+
+
+def test_small_tables_run_on_the_calling_thread() -> None:
+    before = {t.ident for t in threading.enumerate()}
+    nerframe.costs(nerframe.pipeline("neurex").ops)
+    started = [t for t in threading.enumerate() if t.ident not in before]
+    assert not [t for t in started if t.name.startswith("nerframe-costs")]

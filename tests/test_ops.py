@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import re
+import warnings
 
 import polars as pl
 import pytest
@@ -112,3 +114,42 @@ def test_validate_rejects_a_hand_broken_table() -> None:
         nerframe.costs(ops)
     with pytest.raises(nerframe.NerframeError, match="not an ops table"):
         nerframe.costs(nerframe.operators([SORT]).drop("G"))
+
+
+MLP3 = {"op_type": "MLP", "B": 1, "N": 1, "in_dim": 2, "num_layers": 3, "layer_width": 4}
+
+
+@pytest.mark.parametrize(
+    ("skips", "idle"),
+    [([2], "[2]"), ([1, 7], "[7]"), ([2, 9], "[2, 9]")],
+)
+def test_skip_connections_without_effect_warn(skips: list[int], idle: str) -> None:
+    # A 3-layer MLP has one hidden layer, 1; layer 2 is its output layer.
+    record = {**MLP3, "skip_connections": skips}
+    message = (
+        rf"ops row 1 \(op_id 1, MLP\): skip_connections entries {re.escape(idle)} have no "
+        r"effect: a 3-layer MLP re-reads its input only at hidden layers 1\.\.1$"
+    )
+    with pytest.warns(UserWarning, match=message):
+        ops = nerframe.operators([SORT, record])
+    assert ops["skip_connections"][1].to_list() == skips
+
+
+def test_a_two_layer_mlp_has_no_hidden_layer_to_skip_to() -> None:
+    record = {**MLP3, "num_layers": 2, "skip_connections": [1]}
+    with pytest.warns(UserWarning, match="a 2-layer MLP has no hidden layer to re-read"):
+        nerframe.operators([record])
+
+
+def test_skip_connections_with_effect_do_not_warn() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        nerframe.operators([{**MLP3, "skip_connections": [0, 1]}, SORT])
+        nerframe.operators([{**MLP3, "num_layers": 1}])
+
+
+def test_range_checks_apply_to_used_parameters_only_when_not_thorough() -> None:
+    ops = nerframe.operators([SORT]).with_columns(G=pl.lit(-5, pl.Int64))
+    assert nerframe.ops.validate(ops, thorough=False).equals(ops)
+    with pytest.raises(nerframe.NerframeError, match="'G' is not a parameter of this op type"):
+        nerframe.ops.validate(ops)
