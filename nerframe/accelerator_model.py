@@ -86,6 +86,18 @@ class Accelerator:
     kind: str = "accelerator"
     memory_efficiency: float = 1.0
 
+    def __repr__(self) -> str:
+        """One line: name, kind, module count, clock and DRAM bandwidth.
+
+        >>> import nerframe
+        >>> nerframe.accelerator("neurex")
+        Accelerator('neurex', accelerator, 3 modules, 1000 MHz, DRAM 512 GB/s)
+        """
+        return (
+            f"Accelerator({self.name!r}, {self.kind}, {len(self.modules)} modules, "
+            f"{self.frequency_mhz:g} MHz, DRAM {self.dram_bandwidth_gbps:g} GB/s)"
+        )
+
     @property
     def peak_tflops(self) -> float:
         """Σ throughput × count × frequency over the modules counted in FLOPs, in TFLOP/s.

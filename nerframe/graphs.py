@@ -237,8 +237,9 @@ def _dag(g: Graph) -> Dag:
         raise CycleError(e.cycle, f"graph {g.name!r}: data edges form a cycle: {shown}") from None
 
 
-def expand(g: Graph) -> Graph:
+def expand(g: Graph | str) -> Graph:
     """The fine graph: every composite row replaced by a chain of its stage rows.
+    `g` is a Graph or a built-in pipeline's name.
 
     Stage rows keep the composite's parameters (those their op type takes) and
     its backward flag; incoming edges attach to the first stage and outgoing
@@ -249,6 +250,15 @@ def expand(g: Graph) -> Graph:
     >>> expand(nerframe.pipeline("neurex")).ops.height
     7
     """
+    if isinstance(g, str):
+        # Imported here: builtin_pipelines builds its graphs with this module.
+        from nerframe.builtin_pipelines import pipeline
+
+        g = pipeline(g)
+    elif not isinstance(g, Graph):
+        raise InvalidInputError(
+            f"expand: give a Graph or a pipeline name, got {type(g).__name__}", "g"
+        )
     records: list[dict[str, object]] = []
     first: dict[int, int] = {}
     last: dict[int, int] = {}

@@ -27,6 +27,7 @@ iterations per second.
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -348,7 +349,7 @@ def overlaps(accel: Accelerator, pipelined: bool) -> bool:
 
 def schedule(
     graph: Graph | str,
-    accel: Accelerator | str,
+    accel: Accelerator | str | os.PathLike[str],
     parallelism: str = "split",
     pipelined: bool = True,
 ) -> Schedule:
@@ -370,7 +371,19 @@ def schedule(
     """
     if isinstance(graph, str):
         graph = pipeline(graph)
-    accel = accelerator(accel) if isinstance(accel, str) else accel
+    elif not isinstance(graph, Graph):
+        raise InvalidInputError(
+            f"schedule: graph must be a pipeline name or a Graph, got {type(graph).__name__}",
+            "graph",
+        )
+    if isinstance(accel, str | os.PathLike):
+        accel = accelerator(accel)
+    elif not isinstance(accel, Accelerator):
+        raise InvalidInputError(
+            "schedule: accel must be an accelerator name, a path or an Accelerator, "
+            f"got {type(accel).__name__}",
+            "accel",
+        )
     return schedule_mapped(Mapped.of(graph, accel), graph, accel, parallelism, pipelined)
 
 
