@@ -55,6 +55,12 @@ class Schedule:
     """One graph on one accelerator: `schedule` (one row per op) and `summary` (one row).
 
     Its repr is one line: graph, accelerator, op count and fps.
+
+    >>> s = schedule("neurex", "neurex")
+    >>> s.schedule.select("op_type", "module").rows()[:2]
+    [('UniformSampler', 'interpolation_compute_unit'), ('HashEncoding', 'index_generation_unit')]
+    >>> s.summary["batches"].item()
+    157
     """
 
     schedule: pl.DataFrame

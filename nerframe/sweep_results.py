@@ -80,7 +80,14 @@ def pareto(
 ) -> pl.DataFrame:
     """Per graph, the feasible rows no other feasible row of that graph dominates on
     `objectives` (column -> ``"max"``/``"min"``), best first by the first objective.
-    `rows` is a sweep's result (a DataFrame or LazyFrame) or an iterable of its chunks."""
+    `rows` is a sweep's result (a DataFrame or LazyFrame) or an iterable of its chunks.
+
+    >>> rows = pl.DataFrame({"graph": ["g"] * 3, "config": [0, 1, 2],
+    ...                      "fps": [30.0, 60.0, 45.0], "area_mm2": [1.0, 3.0, 4.0],
+    ...                      "feasible": [True, True, True]})
+    >>> pareto(rows, {"fps": "max", "area_mm2": "min"})["config"].to_list()
+    [1, 0]
+    """
     if isinstance(rows, pl.LazyFrame):
         rows = rows.collect()
     names = list(objectives)

@@ -109,6 +109,11 @@ class SweepSpec:
     `workload` and `grid` map axis names to their values; `constraints` maps a
     result column to its (low, high) bounds; `objectives` a column to
     ``"max"`` or ``"min"``.
+
+    >>> spec = sweep_spec({"graphs": ["neurex"], "hardware": "neurex",
+    ...                    "constraints": {"area_mm2": 5}})
+    >>> spec.constraints, spec.objectives
+    ({'area_mm2': (-inf, 5.0)}, {'fps': 'max'})
     """
 
     graphs: tuple[str | Graph, ...]
@@ -141,31 +146,79 @@ class SweepSpec:
 
     @property
     def shape(self) -> tuple[int, ...]:
-        """Lengths of the hardware axes."""
+        """Lengths of the hardware axes.
+
+        >>> spec = sweep_spec({"graphs": ["neurex"], "hardware": "neurex",
+        ...                    "workload": {"rays": [1024, 4096]},
+        ...                    "grid": {"frequency_mhz": [500, 1000],
+        ...                             "dram_bandwidth_gbps": [64, 128, 256]}})
+        >>> spec.shape
+        (2, 3)
+        """
         return tuple(len(v) for v in self.grid.values())
 
     @property
     def hardware_points(self) -> int:
-        """Accelerator variants per workload point."""
+        """Accelerator variants per workload point.
+
+        >>> spec = sweep_spec({"graphs": ["neurex"], "hardware": "neurex",
+        ...                    "workload": {"rays": [1024, 4096]},
+        ...                    "grid": {"frequency_mhz": [500, 1000],
+        ...                             "dram_bandwidth_gbps": [64, 128, 256]}})
+        >>> spec.hardware_points
+        6
+        """
         return math.prod(self.shape)
 
     @property
     def workload_points(self) -> int:
-        """Workload points per graph."""
+        """Workload points per graph.
+
+        >>> spec = sweep_spec({"graphs": ["neurex"], "hardware": "neurex",
+        ...                    "workload": {"rays": [1024, 4096]},
+        ...                    "grid": {"frequency_mhz": [500, 1000],
+        ...                             "dram_bandwidth_gbps": [64, 128, 256]}})
+        >>> spec.workload_points
+        2
+        """
         return math.prod(len(v) for v in self.workload.values())
 
     @property
     def configurations(self) -> int:
-        """Rows the sweep produces: graphs × workload points × hardware points."""
+        """Rows the sweep produces: graphs × workload points × hardware points.
+
+        >>> spec = sweep_spec({"graphs": ["neurex"], "hardware": "neurex",
+        ...                    "workload": {"rays": [1024, 4096]},
+        ...                    "grid": {"frequency_mhz": [500, 1000],
+        ...                             "dram_bandwidth_gbps": [64, 128, 256]}})
+        >>> spec.configurations  # 1 graph x 2 workload points x 6 variants
+        12
+        """
         return len(self.graphs) * self.workload_points * self.hardware_points
 
     def points(self) -> Iterator[dict[str, float]]:
-        """The workload points in order (the last axis fastest); one empty point without axes."""
+        """The workload points in order (the last axis fastest); one empty point without axes.
+
+        >>> spec = sweep_spec({"graphs": ["neurex"], "hardware": "neurex",
+        ...                    "workload": {"rays": [1024, 4096]},
+        ...                    "grid": {"frequency_mhz": [500, 1000],
+        ...                             "dram_bandwidth_gbps": [64, 128, 256]}})
+        >>> list(spec.points())
+        [{'rays': 1024}, {'rays': 4096}]
+        """
         for values in itertools.product(*self.workload.values()):
             yield dict(zip(self.workload, values, strict=True))
 
     def graph_at(self, index: int, point: Mapping[str, float]) -> Graph:
-        """Graph number `index` with the workload `point` applied (and expanded when `fine`)."""
+        """Graph number `index` with the workload `point` applied (and expanded when `fine`).
+
+        >>> spec = sweep_spec({"graphs": ["neurex"], "hardware": "neurex",
+        ...                    "workload": {"rays": [1024, 4096]},
+        ...                    "grid": {"frequency_mhz": [500, 1000],
+        ...                             "dram_bandwidth_gbps": [64, 128, 256]}})
+        >>> spec.graph_at(0, {"rays": 1024}).rays
+        1024
+        """
         return workload_graph(self.graphs[index], point, self.fine, self.model)
 
 
@@ -173,6 +226,10 @@ def sweep_spec(source: SweepSpec | Mapping[str, Any] | str | Path) -> SweepSpec:
     """A validated `SweepSpec` from a dict or a YAML/JSON file (see the module docstring).
 
     Any problem is an `InvalidInputError` naming the key and the value at fault.
+
+    >>> sweep_spec({"graphs": "neurex", "hardware": "neurex",
+    ...             "grid": {"frequency_mhz": {"start": 500, "stop": 1000, "step": 250}}})
+    SweepSpec(['neurex'] on 'neurex', grid {frequency_mhz: 3}, 3 rows)
     """
     if isinstance(source, SweepSpec):
         return source

@@ -653,33 +653,6 @@ def test_top_from_a_store_reads_only_the_printed_columns(
 
 # ------------------------------------------------------------------ docstrings
 
-# Public names still without an example, in modules other work is changing now
-# (issue 10); the list may only shrink.
-WITHOUT_EXAMPLE_YET = {
-    "Accelerator",
-    "Accelerator.area_mm2",
-    "Accelerator.bytes_per_cycle",
-    "Accelerator.module_index",
-    "Accelerator.peak_tflops",
-    "Accelerator.sram_area_um2",
-    "Graph.batches",
-    "Graph.data_edges",
-    "Graph.rays",
-    "Graph.rendered_pixels",
-    "Schedule",
-    "SweepSpec",
-    "SweepSpec.configurations",
-    "SweepSpec.graph_at",
-    "SweepSpec.hardware_points",
-    "SweepSpec.points",
-    "SweepSpec.shape",
-    "SweepSpec.workload_points",
-    "pareto",
-    "sweep",
-    "sweep_spec",
-    "validate",
-}
-
 
 def test_every_public_function_and_class_has_a_runnable_example() -> None:
     import inspect
@@ -701,7 +674,7 @@ def test_every_public_function_and_class_has_a_runnable_example() -> None:
                     if member[0] != "_" and inspect.isfunction(method) and not documented(method):
                         missing.add(f"{name}.{member}")
     # --doctest-modules runs every example, so they are runnable as well as present.
-    assert missing <= WITHOUT_EXAMPLE_YET, sorted(missing - WITHOUT_EXAMPLE_YET)
+    assert not missing, sorted(missing)
 
 
 # ---------------------------------------------------------------------------- CI
