@@ -831,12 +831,15 @@ def test_analyze_applies_workload_options_to_graph_files(tmp_path: Path) -> None
 
 
 def test_a_workload_keeps_the_rendered_fraction_of_a_graph_file(tmp_path: Path) -> None:
-    from nerframe.builtin_pipelines import load_graph
+    from nerframe.builtin_pipelines import load_graph, workload_graph
 
     path = mlp_file(tmp_path, 64, 8)
     write_json(path, {**json.loads(path.read_text()), "rendered_fraction": 0.25})
     g = load_graph(str(path), rays=100)
     assert (g.rendered_fraction, g.ops["B"].item()) == (0.25, 100)
+    # CICERO renders 12% of a frame (builtin_pipelines.CICERO_RENDERED); a sweep's
+    # bitwidth axis rebuilt it as a whole-frame graph before.
+    assert workload_graph("cicero", {"bitwidth": 8}).rendered_fraction == 0.12
 
 
 @pytest.mark.parametrize("command", ["costs", "schedule", "analyze"])
