@@ -66,6 +66,11 @@ class Accelerator:
     ``memory_efficiency`` (in (0, 1]) derates the DRAM bandwidth: the share of the
     peak that real kernels reach, which matters for GPUs. ``kind`` is
     ``accelerator`` or ``gpu``.
+
+    >>> import nerframe
+    >>> a = nerframe.accelerator("neurex")
+    >>> a.kind, [m.name for m in a.modules]
+    ('accelerator', ['index_generation_unit', 'systolic_array_32x32', 'interpolation_compute_unit'])
     """
 
     name: str
@@ -86,11 +91,27 @@ class Accelerator:
     kind: str = "accelerator"
     memory_efficiency: float = 1.0
 
+    def __repr__(self) -> str:
+        """One line: name, kind, module count, clock and DRAM bandwidth.
+
+        >>> import nerframe
+        >>> nerframe.accelerator("neurex")
+        Accelerator('neurex', accelerator, 3 modules, 1000 MHz, DRAM 512 GB/s)
+        """
+        return (
+            f"Accelerator({self.name!r}, {self.kind}, {len(self.modules)} modules, "
+            f"{self.frequency_mhz:g} MHz, DRAM {self.dram_bandwidth_gbps:g} GB/s)"
+        )
+
     @property
     def peak_tflops(self) -> float:
         """Σ throughput × count × frequency over the modules counted in FLOPs, in TFLOP/s.
 
         Modules counted in other work items (samples, Gaussians…) have no FLOP rate.
+
+        >>> import nerframe
+        >>> nerframe.accelerator("neurex").peak_tflops  # 2048 FLOP/cycle at 1 GHz
+        2.048
         """
         per_cycle = sum(
             m.throughput_ops_per_cycle * m.count for m in self.modules if m.unit == "flop"
@@ -101,13 +122,23 @@ class Accelerator:
     def area_mm2(self) -> float:
         """Σ module area × count + Σ SRAM area, in mm²; NaN (not published) when a
         module's area is not published (``area_um2`` null in the file: the Jetson
-        GPUs, and so the GPU plug-ins built on them)."""
+        GPUs, and so the GPU plug-ins built on them).
+
+        >>> import nerframe
+        >>> round(nerframe.accelerator("neurex").area_mm2, 3)
+        0.607
+        """
         modules = sum(m.area_um2 * m.count for m in self.modules)
         return (modules + self.sram_area_um2) / 1e6
 
     @property
     def sram_area_um2(self) -> float:
-        """Σ SRAM block area (its own ``area_um2``, else ``size_kb * sram_um2_per_kb``)."""
+        """Σ SRAM block area (its own ``area_um2``, else ``size_kb * sram_um2_per_kb``).
+
+        >>> import nerframe
+        >>> nerframe.accelerator("icarus").sram_area_um2
+        3667188.0
+        """
         return sum(
             s.area_um2 if s.area_um2 is not None else s.size_kb * self.sram_um2_per_kb
             for s in self.sram
@@ -115,11 +146,21 @@ class Accelerator:
 
     @property
     def bytes_per_cycle(self) -> float:
-        """DRAM bytes deliverable per clock cycle (at the peak bandwidth)."""
+        """DRAM bytes deliverable per clock cycle (at the peak bandwidth).
+
+        >>> import nerframe
+        >>> nerframe.accelerator("neurex").bytes_per_cycle  # 512 GB/s at 1000 MHz
+        512.0
+        """
         return ppa.bytes_per_cycle(self.dram_bandwidth_gbps, self.frequency_mhz)
 
     def module_index(self, name: str) -> int:
-        """Position of module `name` in `modules`."""
+        """Position of module `name` in `modules`.
+
+        >>> import nerframe
+        >>> nerframe.accelerator("neurex").module_index("systolic_array_32x32")
+        1
+        """
         for i, module in enumerate(self.modules):
             if module.name == name:
                 return i

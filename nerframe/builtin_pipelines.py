@@ -40,6 +40,9 @@ from nerframe.errors import InvalidInputError, NerframeError, did_you_mean
 from nerframe.graphs import Graph, expand, graph, read_graph
 from nerframe.taxonomy import op_types
 
+# Workload axes every graph has, and the ops column each one sets.
+WORKLOAD_FIELDS = {"rays": "B", "samples": "N", "gaussians": "G", "bitwidth": "bitwidth"}
+
 RAY_FRAME = 800 * 800
 GAUSSIAN_FRAME = 1280 * 720
 MODELS = ("realistic", "spec")
@@ -328,6 +331,10 @@ def pipeline(
     >>> pipeline("gscore", model="spec").ops["G"].to_list()[:2]
     [262144, 262144]
     """
+    if not isinstance(name, str):
+        raise InvalidInputError(
+            f"pipeline: name must be a pipeline name (str), got {type(name).__name__}", "name"
+        )
     if model not in MODELS:
         raise NerframeError(f"unknown workload model {model!r}; choose realistic or spec")
     spec = PIPELINES.get(name)
@@ -432,14 +439,91 @@ def load_graph(
     fine: bool = False,
     model: str = "realistic",
 ) -> Graph:
-    """A built-in pipeline by name (with its workload in workload `model`) or a
-    graph file (.json, .yaml); expanded into its fine graph when `fine`.
+    """A built-in pipeline by name or a graph file (.json, .yaml) at a workload (the
+    one `workload_graph` applies); expanded into its fine graph when `fine`.
 
     >>> load_graph("neurex").ops.height, load_graph("neurex", fine=True).ops.height
     (5, 7)
     """
-    if name in PIPELINES or not Path(name).suffix:
-        g = pipeline(name, rays=rays, samples=samples, gaussians=gaussians, model=model)
+    given = {"rays": rays, "samples": samples, "gaussians": gaussians}
+    return workload_graph(name, {k: v for k, v in given.items() if v is not None}, fine, model)
+
+
+def workload_graph(
+    source: str | Graph, point: Mapping[str, float], fine: bool = False, model: str = "realistic"
+) -> Graph:
+    """`source` (a built-in name, a graph file or a `Graph`) at workload `point`.
+
+    A built-in pipeline is rebuilt in workload `model` with the point's rays,
+    samples and Gaussians (defaults as `nerframe.pipeline`'s); otherwise the B, N,
+    G columns of the ops that have them are set (a dimension no op has is refused).
+    ``bitwidth`` sets every op's bitwidth and ``OPTYPE.PARAM`` that parameter of every
+    op of that type.
+
+    >>> workload_graph("neurex", {"rays": 1024, "MLP.layer_width": 128}).ops.filter(
+    ...     op_type="MLP").select("B", "layer_width").row(0)
+    (1024, 128)
+    """
+    dims = {k: int(v) for k, v in point.items() if k in ("rays", "samples", "gaussians")}
+    if isinstance(source, Graph):
+        base = source
+    elif source in PIPELINES or not Path(source).suffix:
+        base = pipeline(source, **dims, model=model)
+        dims = {}
     else:
-        g = read_graph(name)
-    return expand(g) if fine else g
+        base = read_graph(source)
+    ops = base.ops
+    for name, value in point.items():
+        if name in dims or name == "bitwidth":
+            column = WORKLOAD_FIELDS[name]
+            if name in dims and ops[column].is_null().all():
+                raise InvalidInputError(
+                    f"graph {base.name!r} has no op that takes {column}; "
+                    f"{name} does not apply to it",
+                    name,
+                )
+            ops = ops.with_columns(
+                pl.when(pl.col(column).is_not_null() | (column == "bitwidth"))
+                .then(pl.lit(value))
+                .otherwise(pl.col(column))
+                .cast(ops.schema[column])
+                .alias(column)
+            )
+        elif name not in WORKLOAD_FIELDS:
+            ops = _set_parameter(base, ops, name, value)
+    if ops is not base.ops:
+        base = _rebuilt(base, ops)
+    return expand(base) if fine else base
+
+
+def _set_parameter(base: Graph, ops: pl.DataFrame, name: str, value: float) -> pl.DataFrame:
+    op_type, _, parameter = name.partition(".")
+    if op_type not in ops["op_type"].cast(pl.String).to_list():
+        raise InvalidInputError(f"workload axis {name!r}: graph {base.name!r} has no {op_type} op")
+    if parameter not in op_types()[op_type].parameters:
+        takes = ", ".join(op_types()[op_type].parameters)
+        raise InvalidInputError(
+            f"workload axis {name!r}: {op_type} has no parameter {parameter!r}; it takes {takes}"
+        )
+    rows = pl.col("op_type").cast(pl.String) == op_type
+    if parameter not in ops.columns:
+        ops = ops.with_columns(pl.lit(None).alias(parameter))
+    return ops.with_columns(
+        pl.when(rows).then(pl.lit(value)).otherwise(pl.col(parameter)).alias(parameter)
+    )
+
+
+def _rebuilt(base: Graph, ops: pl.DataFrame) -> Graph:
+    """`base` with new op rows, validated again (a bad value names its op and column)."""
+    records = [{k: v for k, v in row.items() if v is not None} for row in ops.to_dicts()]
+    for record in records:
+        record.pop("graph", None)
+        record.pop("category", None)
+    return graph(
+        base.name,
+        records,
+        base.edges,
+        base.frame_pixels,
+        base.kind,
+        rendered_fraction=base.rendered_fraction,
+    )

@@ -68,7 +68,12 @@ class Graph:
     @cached_property
     def rays(self) -> int:
         """B: rays (or pixels) in one batch, the largest B of the graph's
-        batch-scope rows (0 when every row is frame-scoped)."""
+        batch-scope rows (0 when every row is frame-scoped).
+
+        >>> import nerframe
+        >>> nerframe.pipeline("neurex", rays=1024).rays
+        1024
+        """
         rays = self.ops.get_column("B").filter(self._batch_scoped).drop_nulls().to_numpy()
         return int(rays.max(initial=0))
 
@@ -89,16 +94,33 @@ class Graph:
 
     @property
     def rendered_pixels(self) -> int:
-        """Pixels of a frame that run the graph: ``ceil(frame_pixels * rendered_fraction)``."""
+        """Pixels of a frame that run the graph: ``ceil(frame_pixels * rendered_fraction)``.
+
+        >>> import nerframe
+        >>> g = nerframe.pipeline("cicero")  # renders 12% of an 800x800 frame, warps the rest
+        >>> g.frame_pixels, g.rendered_fraction, g.rendered_pixels
+        (640000, 0.12, 76800)
+        """
         return math.ceil(self.frame_pixels * self.rendered_fraction)
 
     @property
     def batches(self) -> int:
-        """Batches per frame: ``ceil(rendered_pixels / B)`` (0 without batch-scope rows)."""
+        """Batches per frame: ``ceil(rendered_pixels / B)`` (0 without batch-scope rows).
+
+        >>> import nerframe
+        >>> nerframe.pipeline("neurex").batches  # ceil(640000 / 4096)
+        157
+        """
         return -(-self.rendered_pixels // self.rays) if self.rays else 0
 
     def data_edges(self) -> tuple[np.ndarray, np.ndarray]:
-        """(src, dst) of the data edges as int64 arrays."""
+        """(src, dst) of the data edges as int64 arrays.
+
+        >>> import nerframe
+        >>> src, dst = nerframe.pipeline("neurex").data_edges()
+        >>> src.tolist(), dst.tolist()
+        ([0, 1, 2, 2], [1, 2, 3, 4])
+        """
         data = self.edges.get_column("kind") == "data"
         src, dst = (self.edges.get_column(end).filter(data).to_numpy() for end in ("src", "dst"))
         return src.astype(np.int64), dst.astype(np.int64)
@@ -237,8 +259,9 @@ def _dag(g: Graph) -> Dag:
         raise CycleError(e.cycle, f"graph {g.name!r}: data edges form a cycle: {shown}") from None
 
 
-def expand(g: Graph) -> Graph:
+def expand(g: Graph | str) -> Graph:
     """The fine graph: every composite row replaced by a chain of its stage rows.
+    `g` is a Graph or a built-in pipeline's name.
 
     Stage rows keep the composite's parameters (those their op type takes) and
     its backward flag; incoming edges attach to the first stage and outgoing
@@ -249,6 +272,15 @@ def expand(g: Graph) -> Graph:
     >>> expand(nerframe.pipeline("neurex")).ops.height
     7
     """
+    if isinstance(g, str):
+        # Imported here: builtin_pipelines builds its graphs with this module.
+        from nerframe.builtin_pipelines import pipeline
+
+        g = pipeline(g)
+    elif not isinstance(g, Graph):
+        raise InvalidInputError(
+            f"expand: give a Graph or a pipeline name, got {type(g).__name__}", "g"
+        )
     records: list[dict[str, object]] = []
     first: dict[int, int] = {}
     last: dict[int, int] = {}

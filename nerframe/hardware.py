@@ -16,6 +16,7 @@ accelerators of the papers and the baseline GPUs they are compared with.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -23,7 +24,7 @@ import polars as pl
 
 from nerframe import schemas
 from nerframe.accelerator_model import Accelerator
-from nerframe.errors import NerframeError, did_you_mean
+from nerframe.errors import InvalidInputError, NerframeError, did_you_mean
 from nerframe.json_reader import Reader, read_json
 from nerframe.nerframe_format import from_nerframe, is_nerframe_format
 from nerframe.rendersim_format import from_rendersim, is_rendersim_format
@@ -50,12 +51,17 @@ BUILTIN: tuple[str, ...] = ACCELERATORS + GPUS
 _BUILTIN_DIR = Path(__file__).with_name("accelerators")
 
 
-def accelerator(name_or_path: str | Path) -> Accelerator:
+def accelerator(name_or_path: str | os.PathLike[str]) -> Accelerator:
     """Load a built-in accelerator or GPU by name, or a JSON file in either format.
 
     >>> accelerator("gscore").source_format
     'nerframe'
     """
+    if not isinstance(name_or_path, str | os.PathLike):
+        raise InvalidInputError(
+            f"accelerator: give an accelerator name or a path, got {type(name_or_path).__name__}",
+            "name_or_path",
+        )
     if isinstance(name_or_path, str) and name_or_path.lower() in BUILTIN:
         return _load(_BUILTIN_DIR / f"{name_or_path.lower()}.json")
     path = Path(name_or_path)

@@ -27,6 +27,7 @@ iterations per second.
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -54,6 +55,12 @@ class Schedule:
     """One graph on one accelerator: `schedule` (one row per op) and `summary` (one row).
 
     Its repr is one line: graph, accelerator, op count and fps.
+
+    >>> s = schedule("neurex", "neurex")
+    >>> s.schedule.select("op_type", "module").rows()[:2]
+    [('UniformSampler', 'interpolation_compute_unit'), ('HashEncoding', 'index_generation_unit')]
+    >>> s.summary["batches"].item()
+    157
     """
 
     schedule: pl.DataFrame
@@ -348,7 +355,7 @@ def overlaps(accel: Accelerator, pipelined: bool) -> bool:
 
 def schedule(
     graph: Graph | str,
-    accel: Accelerator | str,
+    accel: Accelerator | str | os.PathLike[str],
     parallelism: str = "split",
     pipelined: bool = True,
 ) -> Schedule:
@@ -370,7 +377,19 @@ def schedule(
     """
     if isinstance(graph, str):
         graph = pipeline(graph)
-    accel = accelerator(accel) if isinstance(accel, str) else accel
+    elif not isinstance(graph, Graph):
+        raise InvalidInputError(
+            f"schedule: graph must be a pipeline name or a Graph, got {type(graph).__name__}",
+            "graph",
+        )
+    if isinstance(accel, str | os.PathLike):
+        accel = accelerator(accel)
+    elif not isinstance(accel, Accelerator):
+        raise InvalidInputError(
+            "schedule: accel must be an accelerator name, a path or an Accelerator, "
+            f"got {type(accel).__name__}",
+            "accel",
+        )
     return schedule_mapped(Mapped.of(graph, accel), graph, accel, parallelism, pipelined)
 
 

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from nerframe.errors import NerframeError
+from nerframe.errors import InvalidInputError, NerframeError
 from nerframe.kernels.sweep import pareto_mask
 from nerframe.store import tables
 from nerframe.sweep_store import TABLE
@@ -75,13 +75,31 @@ def _contenders(frame: pl.DataFrame, n: int, column: str, direction: str) -> pl.
     return frame.filter(pl.Series(score >= np.partition(score, -n)[-n]))
 
 
-def pareto(rows: Iterable[pl.DataFrame], objectives: Mapping[str, str]) -> pl.DataFrame:
+def pareto(
+    rows: Iterable[pl.DataFrame] | pl.DataFrame | pl.LazyFrame, objectives: Mapping[str, str]
+) -> pl.DataFrame:
     """Per graph, the feasible rows no other feasible row of that graph dominates on
-    `objectives` (column -> ``"max"``/``"min"``), best first by the first objective."""
+    `objectives` (column -> ``"max"``/``"min"``), best first by the first objective.
+    `rows` is a sweep's result (a DataFrame or LazyFrame) or an iterable of its chunks.
+
+    >>> rows = pl.DataFrame({"graph": ["g"] * 3, "config": [0, 1, 2],
+    ...                      "fps": [30.0, 60.0, 45.0], "area_mm2": [1.0, 3.0, 4.0],
+    ...                      "feasible": [True, True, True]})
+    >>> pareto(rows, {"fps": "max", "area_mm2": "min"})["config"].to_list()
+    [1, 0]
+    """
+    if isinstance(rows, pl.LazyFrame):
+        rows = rows.collect()
     names = list(objectives)
     maximize = np.array([objectives[n] == "max" for n in names])
     front: pl.DataFrame | None = None
-    for frame in rows:
+    for frame in [rows] if isinstance(rows, pl.DataFrame) else rows:
+        if not isinstance(frame, pl.DataFrame):
+            raise InvalidInputError(
+                "pareto: rows must be a DataFrame, a LazyFrame or DataFrames, "
+                f"got {type(frame).__name__}",
+                "rows",
+            )
         feasible = frame.filter("feasible").drop_nulls(names)
         merged = feasible if front is None else pl.concat([front, feasible])
         front = pl.concat(

@@ -44,13 +44,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import polars as pl
 import yaml
 
 from nerframe.accelerator_model import Accelerator
-from nerframe.builtin_pipelines import MODELS, PIPELINES, pipeline
+from nerframe.builtin_pipelines import MODELS, WORKLOAD_FIELDS, workload_graph
 from nerframe.errors import InvalidInputError, did_you_mean
-from nerframe.graphs import Graph, expand, graph, read_graph
+from nerframe.graphs import Graph
 from nerframe.hardware import accelerator
 from nerframe.taxonomy import op_types
 
@@ -67,8 +66,6 @@ MODULE_FIELDS = {
     "power_uw": ("module_power_uw", False, True),
     "area_um2": ("module_area_um2", False, True),
 }
-# Workload axes every graph has, and the ops column each one sets.
-WORKLOAD_FIELDS = {"rays": "B", "samples": "N", "gaussians": "G", "bitwidth": "bitwidth"}
 # Result columns a constraint or an objective may name; short names users type.
 FIGURES = {
     "fps": "max",
@@ -112,6 +109,11 @@ class SweepSpec:
     `workload` and `grid` map axis names to their values; `constraints` maps a
     result column to its (low, high) bounds; `objectives` a column to
     ``"max"`` or ``"min"``.
+
+    >>> spec = sweep_spec({"graphs": ["neurex"], "hardware": "neurex",
+    ...                    "constraints": {"area_mm2": 5}})
+    >>> spec.constraints, spec.objectives
+    ({'area_mm2': (-inf, 5.0)}, {'fps': 'max'})
     """
 
     graphs: tuple[str | Graph, ...]
@@ -126,33 +128,97 @@ class SweepSpec:
     model: str = "realistic"
     chunk_size: int = CHUNK_SIZE
 
+    def __repr__(self) -> str:
+        """One line: graphs, accelerator, the length of each axis and the row count.
+
+        >>> sweep_spec({"graphs": ["neurex"], "hardware": "neurex",
+        ...             "workload": {"rays": [1024, 4096]}, "grid": {"frequency_mhz": [500]}})
+        SweepSpec(['neurex'] on 'neurex', workload {rays: 2}, grid {frequency_mhz: 1}, 2 rows)
+        """
+        names = [g if isinstance(g, str) else g.name for g in self.graphs]
+        parts = [f"{names} on {self.hardware.name!r}"]
+        for label, axes in (("workload", self.workload), ("grid", self.grid)):
+            if axes:
+                parts.append(f"{label} {{{', '.join(f'{k}: {len(v)}' for k, v in axes.items())}}}")
+        rows = self.configurations
+        parts.append(f"{rows:,} row{'' if rows == 1 else 's'}")
+        return f"SweepSpec({', '.join(parts)})"
+
     @property
     def shape(self) -> tuple[int, ...]:
-        """Lengths of the hardware axes."""
+        """Lengths of the hardware axes.
+
+        >>> spec = sweep_spec({"graphs": ["neurex"], "hardware": "neurex",
+        ...                    "workload": {"rays": [1024, 4096]},
+        ...                    "grid": {"frequency_mhz": [500, 1000],
+        ...                             "dram_bandwidth_gbps": [64, 128, 256]}})
+        >>> spec.shape
+        (2, 3)
+        """
         return tuple(len(v) for v in self.grid.values())
 
     @property
     def hardware_points(self) -> int:
-        """Accelerator variants per workload point."""
+        """Accelerator variants per workload point.
+
+        >>> spec = sweep_spec({"graphs": ["neurex"], "hardware": "neurex",
+        ...                    "workload": {"rays": [1024, 4096]},
+        ...                    "grid": {"frequency_mhz": [500, 1000],
+        ...                             "dram_bandwidth_gbps": [64, 128, 256]}})
+        >>> spec.hardware_points
+        6
+        """
         return math.prod(self.shape)
 
     @property
     def workload_points(self) -> int:
-        """Workload points per graph."""
+        """Workload points per graph.
+
+        >>> spec = sweep_spec({"graphs": ["neurex"], "hardware": "neurex",
+        ...                    "workload": {"rays": [1024, 4096]},
+        ...                    "grid": {"frequency_mhz": [500, 1000],
+        ...                             "dram_bandwidth_gbps": [64, 128, 256]}})
+        >>> spec.workload_points
+        2
+        """
         return math.prod(len(v) for v in self.workload.values())
 
     @property
     def configurations(self) -> int:
-        """Rows the sweep produces: graphs × workload points × hardware points."""
+        """Rows the sweep produces: graphs × workload points × hardware points.
+
+        >>> spec = sweep_spec({"graphs": ["neurex"], "hardware": "neurex",
+        ...                    "workload": {"rays": [1024, 4096]},
+        ...                    "grid": {"frequency_mhz": [500, 1000],
+        ...                             "dram_bandwidth_gbps": [64, 128, 256]}})
+        >>> spec.configurations  # 1 graph x 2 workload points x 6 variants
+        12
+        """
         return len(self.graphs) * self.workload_points * self.hardware_points
 
     def points(self) -> Iterator[dict[str, float]]:
-        """The workload points in order (the last axis fastest); one empty point without axes."""
+        """The workload points in order (the last axis fastest); one empty point without axes.
+
+        >>> spec = sweep_spec({"graphs": ["neurex"], "hardware": "neurex",
+        ...                    "workload": {"rays": [1024, 4096]},
+        ...                    "grid": {"frequency_mhz": [500, 1000],
+        ...                             "dram_bandwidth_gbps": [64, 128, 256]}})
+        >>> list(spec.points())
+        [{'rays': 1024}, {'rays': 4096}]
+        """
         for values in itertools.product(*self.workload.values()):
             yield dict(zip(self.workload, values, strict=True))
 
     def graph_at(self, index: int, point: Mapping[str, float]) -> Graph:
-        """Graph number `index` with the workload `point` applied (and expanded when `fine`)."""
+        """Graph number `index` with the workload `point` applied (and expanded when `fine`).
+
+        >>> spec = sweep_spec({"graphs": ["neurex"], "hardware": "neurex",
+        ...                    "workload": {"rays": [1024, 4096]},
+        ...                    "grid": {"frequency_mhz": [500, 1000],
+        ...                             "dram_bandwidth_gbps": [64, 128, 256]}})
+        >>> spec.graph_at(0, {"rays": 1024}).rays
+        1024
+        """
         return workload_graph(self.graphs[index], point, self.fine, self.model)
 
 
@@ -160,6 +226,10 @@ def sweep_spec(source: SweepSpec | Mapping[str, Any] | str | Path) -> SweepSpec:
     """A validated `SweepSpec` from a dict or a YAML/JSON file (see the module docstring).
 
     Any problem is an `InvalidInputError` naming the key and the value at fault.
+
+    >>> sweep_spec({"graphs": "neurex", "hardware": "neurex",
+    ...             "grid": {"frequency_mhz": {"start": 500, "stop": 1000, "step": 250}}})
+    SweepSpec(['neurex'] on 'neurex', grid {frequency_mhz: 3}, 3 rows)
     """
     if isinstance(source, SweepSpec):
         return source
@@ -169,11 +239,14 @@ def sweep_spec(source: SweepSpec | Mapping[str, Any] | str | Path) -> SweepSpec:
 
 
 def read_spec(path: str | Path) -> dict[str, Any]:
-    """The mapping a YAML/JSON sweep spec file holds (validated by `sweep_spec`)."""
+    """The mapping a YAML/JSON sweep spec file holds (validated by `sweep_spec`); a key
+    given twice in one mapping is refused."""
     try:
-        data = yaml.safe_load(Path(path).read_text())
+        data = yaml.load(Path(path).read_text(), Loader=_SpecLoader)
     except OSError as e:
         raise InvalidInputError(f"{path}: cannot read sweep spec ({e.strerror})") from None
+    except InvalidInputError as e:
+        raise InvalidInputError(f"{path}: {e}", e.culprit) from None
     except yaml.YAMLError as e:
         reason = str(e).splitlines()[0]
         raise InvalidInputError(f"{path}: not a YAML/JSON sweep spec ({reason})") from None
@@ -181,6 +254,28 @@ def read_spec(path: str | Path) -> dict[str, Any]:
         keys = ", ".join(sorted(_KEYS))
         raise InvalidInputError(f"{path}: a sweep spec is a mapping of {keys}")
     return data
+
+
+class _SpecLoader(yaml.SafeLoader):
+    """YAML's safe loader, refusing a key given twice in one mapping (which YAML
+    would resolve silently to the last value: a second value is a typo)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[object] = set()
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self.construct_object(key_node, deep=True)
+            if not isinstance(key, str | int | float | bool):
+                continue  # an unhashable key: the safe loader's own error names it
+            if key in seen:
+                raise InvalidInputError(
+                    f"key {key!r} is given twice in one mapping "
+                    f"(line {key_node.start_mark.line + 1}); keep one",
+                    str(key),
+                )
+            seen.add(key)
+        return super().construct_mapping(node, deep)
 
 
 def _build(data: dict[str, Any], where: str) -> SweepSpec:
@@ -368,72 +463,6 @@ def _direction(name: str, direction: Any, where: str) -> str:
     if direction not in ("max", "min"):
         raise InvalidInputError(f"{where}objective {name!r}: say max or min, got {direction!r}")
     return str(direction)
-
-
-def workload_graph(
-    source: str | Graph, point: Mapping[str, float], fine: bool = False, model: str = "realistic"
-) -> Graph:
-    """`source` (a built-in name, a graph file or a `Graph`) at workload `point`.
-
-    A built-in pipeline is rebuilt in workload `model` with the point's rays,
-    samples and Gaussians (defaults as `nerframe.pipeline`'s); otherwise the B, N,
-    G columns of the ops that have them are set. ``bitwidth`` sets every op's bitwidth and
-    ``OPTYPE.PARAM`` that parameter of every op of that type.
-
-    >>> workload_graph("neurex", {"rays": 1024, "MLP.layer_width": 128}).ops.filter(
-    ...     op_type="MLP").select("B", "layer_width").row(0)
-    (1024, 128)
-    """
-    dims = {k: int(v) for k, v in point.items() if k in ("rays", "samples", "gaussians")}
-    if isinstance(source, Graph):
-        base = source
-    elif source in PIPELINES or not Path(source).suffix:
-        base = pipeline(source, **dims, model=model)
-        dims = {}
-    else:
-        base = read_graph(source)
-    ops = base.ops
-    for name, value in point.items():
-        if name in dims or name == "bitwidth":
-            column = WORKLOAD_FIELDS[name]
-            ops = ops.with_columns(
-                pl.when(pl.col(column).is_not_null() | (column == "bitwidth"))
-                .then(pl.lit(value))
-                .otherwise(pl.col(column))
-                .cast(ops.schema[column])
-                .alias(column)
-            )
-        elif name not in WORKLOAD_FIELDS:
-            ops = _set_parameter(base, ops, name, value)
-    if ops is not base.ops:
-        base = _rebuilt(base, ops)
-    return expand(base) if fine else base
-
-
-def _set_parameter(base: Graph, ops: pl.DataFrame, name: str, value: float) -> pl.DataFrame:
-    op_type, _, parameter = name.partition(".")
-    if op_type not in ops["op_type"].cast(pl.String).to_list():
-        raise InvalidInputError(f"workload axis {name!r}: graph {base.name!r} has no {op_type} op")
-    if parameter not in op_types()[op_type].parameters:
-        takes = ", ".join(op_types()[op_type].parameters)
-        raise InvalidInputError(
-            f"workload axis {name!r}: {op_type} has no parameter {parameter!r}; it takes {takes}"
-        )
-    rows = pl.col("op_type").cast(pl.String) == op_type
-    if parameter not in ops.columns:
-        ops = ops.with_columns(pl.lit(None).alias(parameter))
-    return ops.with_columns(
-        pl.when(rows).then(pl.lit(value)).otherwise(pl.col(parameter)).alias(parameter)
-    )
-
-
-def _rebuilt(base: Graph, ops: pl.DataFrame) -> Graph:
-    """`base` with new op rows, validated again (a bad value names its op and column)."""
-    records = [{k: v for k, v in row.items() if v is not None} for row in ops.to_dicts()]
-    for record in records:
-        record.pop("graph", None)
-        record.pop("category", None)
-    return graph(base.name, records, base.edges, base.frame_pixels, base.kind)
 
 
 def spec_identity(spec: SweepSpec) -> dict[str, Any]:

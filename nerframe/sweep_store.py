@@ -39,7 +39,7 @@ from nerframe.atomic import atomic_path
 from nerframe.errors import NerframeError, StoreError
 from nerframe.kernels.sweep_chunk import result_matrices
 from nerframe.progress import Progress
-from nerframe.store import read_manifest, write_manifest
+from nerframe.store import locked, read_manifest, write_manifest
 from nerframe.sweep_specs import SweepSpec, spec_identity
 from nerframe.sweeps import Evaluator, Matrices, Task, tasks
 
@@ -78,36 +78,38 @@ def write_store(
     evaluate: Evaluator | None = None,
 ) -> pl.LazyFrame:
     """Write (or resume) the sweep `spec` into `store`; a LazyFrame over its rows in order.
-    `evaluate` reuses an evaluator of `spec` for the local backend."""
+    `evaluate` reuses an evaluator of `spec` for the local backend. The store is locked
+    while it is written: a second run into it meanwhile is refused (`StoreError`)."""
     identity = spec_identity(spec)
     store = Path(store)
-    every = list(tasks(spec))
-    _open(store, identity, len(every))
-    names = graph_names(spec)
-    paths = [part_path(store, spec, names, t) for t in every]
-    pending = [t for t, p in zip(every, paths, strict=True) if not p.exists()]
-    if progress is not None:
-        progress.advance(
-            sum(t.stop - t.start for t in every) - sum(t.stop - t.start for t in pending)
-        )
-    if backend == "dask":
-        from nerframe.dask_backend import run_tasks
+    with locked(store):
+        every = list(tasks(spec))
+        _open(store, identity, len(every))
+        names = graph_names(spec)
+        paths = [part_path(store, spec, names, t) for t in every]
+        pending = [t for t, p in zip(every, paths, strict=True) if not p.exists()]
+        if progress is not None:
+            progress.advance(
+                sum(t.stop - t.start for t in every) - sum(t.stop - t.start for t in pending)
+            )
+        if backend == "dask":
+            from nerframe.dask_backend import run_tasks
 
-        token = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
-        run_tasks(spec, token, [(t, paths[t.number]) for t in pending], scheduler, progress)
-    else:
-        evaluate = evaluate or Evaluator(spec)
-        with _Writer() as writer:
-            for task in pending:
-                # Result memory of a written part is computed into again: fresh
-                # memory costs a page fault per page.
-                size = task.stop - task.start
-                out = writer.recycled(size) or result_matrices(size, len(spec.grid))
-                frame = evaluate(task, out)
-                writer.put(paths[task.number], frame, out)
-                if progress is not None:
-                    progress.advance(frame.height)
-    write_manifest(store, {"sweep": identity, "complete": True, "chunks": len(every)})
+            token = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
+            run_tasks(spec, token, [(t, paths[t.number]) for t in pending], scheduler, progress)
+        else:
+            evaluate = evaluate or Evaluator(spec)
+            with _Writer() as writer:
+                for task in pending:
+                    # Result memory of a written part is computed into again: fresh
+                    # memory costs a page fault per page.
+                    size = task.stop - task.start
+                    out = writer.recycled(size) or result_matrices(size, len(spec.grid))
+                    frame = evaluate(task, out)
+                    writer.put(paths[task.number], frame, out)
+                    if progress is not None:
+                        progress.advance(frame.height)
+        write_manifest(store, {"sweep": identity, "complete": True, "chunks": len(every)})
     return pl.scan_parquet(paths, hive_partitioning=False)
 
 

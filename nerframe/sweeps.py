@@ -338,6 +338,11 @@ def sweep(
     campaign never has to fit in memory. Row values equal what `nerframe.schedule`
     gives for that variant. `backend` ``"dask"`` runs the chunks on a Dask cluster
     (at `scheduler`, else a local one); it needs `output`.
+
+    >>> rows = sweep("neurex", "neurex", {"frequency_mhz": [500, 1000]},
+    ...              workload={"rays": [1024, 4096]})
+    >>> rows.select("rays", "frequency_mhz", "config").rows()
+    [(1024, 500.0, 0), (1024, 1000.0, 1), (4096, 500.0, 0), (4096, 1000.0, 1)]
     """
     if isinstance(graph, Graph) or (isinstance(graph, str) and accel is not None):
         if accel is None:

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import polars as pl
 import pytest
 from cli_process import run_cli
 
@@ -257,6 +258,23 @@ def test_a_second_run_into_a_locked_store_is_refused(tmp_path: Path) -> None:
     assert (store / "store.json").exists() and not (tmp_path / ".out.lock").exists()
 
 
+def test_a_second_sweep_into_a_locked_store_is_refused(tmp_path: Path) -> None:
+    store = tmp_path / "s"
+    grid = {"frequency_mhz": [500, 1000]}
+    with locked(store):
+        with pytest.raises(nerframe.StoreError, match="another nerframe run is writing") as err:
+            nerframe.sweep("neurex", "neurex", grid, output=store)
+        assert err.value.path == str(store)
+        args = ["sweep", "neurex", "--hardware", "neurex", "--vary", "frequency_mhz=500,1000"]
+        line = one_error_line(run_cli(*args, "-o", str(store)))
+        assert "another nerframe run is writing this store" in line
+    assert not store.exists()
+    written = nerframe.sweep("neurex", "neurex", grid, output=store)  # free again
+    assert isinstance(written, pl.LazyFrame)
+    rows = written.collect()
+    assert rows.height == 2 and not (tmp_path / ".s.lock").exists()
+
+
 def test_stale_lock_and_temporary_stores_of_a_killed_run_are_cleaned_up(tmp_path: Path) -> None:
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
@@ -305,6 +323,20 @@ def test_short_reprs() -> None:
     s = nerframe.schedule(g, "neurex")
     fps = s.summary["fps"].item()
     assert repr(s) == f"Schedule(graph='neurex', accelerator='neurex', ops=5, fps={fps:.3g})"
+    a = nerframe.accelerator("neurex")
+    assert repr(a) == "Accelerator('neurex', accelerator, 3 modules, 1000 MHz, DRAM 512 GB/s)"
+    spec = nerframe.sweep_spec(
+        {
+            "graphs": ["neurex", nerframe.graph("mine", graph_doc("mine")["ops"])],  # type: ignore[arg-type]
+            "hardware": a,
+            "workload": {"rays": [1024, 2048, 4096]},
+            "grid": {"frequency_mhz": [500, 1000], "dram_bandwidth_gbps": [64, 128]},
+        }
+    )
+    assert repr(spec) == (
+        "SweepSpec(['neurex', 'mine'] on 'neurex', workload {rays: 3}, "
+        "grid {frequency_mhz: 2, dram_bandwidth_gbps: 2}, 24 rows)"
+    )
 
 
 def test_error_hierarchy_carries_the_culprit() -> None:
@@ -490,6 +522,35 @@ def test_analyze_arguments_of_other_kinds_are_refused(
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: nerframe.schedule(5, "neurex"), "schedule: graph must be .* got int"),  # type: ignore[arg-type]
+        (lambda: nerframe.schedule("neurex", ["neurex"]), "schedule: accel must be .* got list"),  # type: ignore[arg-type]
+        (lambda: nerframe.pipeline(5), "pipeline: name must be .* got int"),  # type: ignore[arg-type]
+        (lambda: nerframe.accelerator(5), "accelerator: give .* got int"),  # type: ignore[arg-type]
+        (lambda: nerframe.expand(5), "expand: give a Graph or a pipeline name, got int"),  # type: ignore[arg-type]
+        (lambda: nerframe.pareto([5], {"fps": "max"}), "pareto: rows must be .* got int"),  # type: ignore[list-item]
+    ],
+)
+def test_public_functions_refuse_arguments_of_other_kinds(
+    call: Callable[[], object], message: str
+) -> None:
+    with pytest.raises(nerframe.InvalidInputError, match=message):
+        call()
+
+
+def test_expand_and_pareto_take_what_a_user_has_at_hand() -> None:
+    g = nerframe.pipeline("neurex")
+    assert nerframe.expand("neurex").ops.equals(nerframe.expand(g).ops)
+    rows = nerframe.sweep("neurex", "neurex", {"frequency_mhz": [500, 1000]})
+    assert isinstance(rows, pl.DataFrame)
+    objectives = {"fps": "max", "energy_per_frame_j": "min"}
+    front = nerframe.pareto([rows[:1], rows[1:]], objectives)
+    assert nerframe.pareto(rows, objectives).equals(front)
+    assert nerframe.pareto(rows.lazy(), objectives).equals(front)
+
+
 def test_two_accelerators_with_one_name_are_refused(tmp_path: Path) -> None:
     # The built-in neurex and a copy of its file: both are named 'neurex', and their
     # rows would overwrite each other's store partitions.
@@ -592,33 +653,6 @@ def test_top_from_a_store_reads_only_the_printed_columns(
 
 # ------------------------------------------------------------------ docstrings
 
-# Public names still without an example, in modules other work is changing now
-# (issue 10); the list may only shrink.
-WITHOUT_EXAMPLE_YET = {
-    "Accelerator",
-    "Accelerator.area_mm2",
-    "Accelerator.bytes_per_cycle",
-    "Accelerator.module_index",
-    "Accelerator.peak_tflops",
-    "Accelerator.sram_area_um2",
-    "Graph.batches",
-    "Graph.data_edges",
-    "Graph.rays",
-    "Graph.rendered_pixels",
-    "Schedule",
-    "SweepSpec",
-    "SweepSpec.configurations",
-    "SweepSpec.graph_at",
-    "SweepSpec.hardware_points",
-    "SweepSpec.points",
-    "SweepSpec.shape",
-    "SweepSpec.workload_points",
-    "pareto",
-    "sweep",
-    "sweep_spec",
-    "validate",
-}
-
 
 def test_every_public_function_and_class_has_a_runnable_example() -> None:
     import inspect
@@ -640,7 +674,7 @@ def test_every_public_function_and_class_has_a_runnable_example() -> None:
                     if member[0] != "_" and inspect.isfunction(method) and not documented(method):
                         missing.add(f"{name}.{member}")
     # --doctest-modules runs every example, so they are runnable as well as present.
-    assert missing <= WITHOUT_EXAMPLE_YET, sorted(missing - WITHOUT_EXAMPLE_YET)
+    assert not missing, sorted(missing)
 
 
 # ---------------------------------------------------------------------------- CI
@@ -759,3 +793,97 @@ def test_ctrl_c_during_a_sweep_exits_130_and_leaves_whole_parts(tmp_path: Path) 
     assert (process.returncode, stderr) == (130, "error: interrupted\n")
     assert incomplete(store) is not None
     assert not list(tmp_path.rglob("*.tmp"))
+
+
+# ------------------------------------------------------- workload of graph files
+
+
+def mlp_file(folder: Path, rays: int, samples: int) -> Path:
+    """A one-MLP graph file named ``mine`` with the given B and N."""
+    folder.mkdir(exist_ok=True)
+    mlp = {"op_type": "MLP", "B": rays, "N": samples, "in_dim": 3, "num_layers": 2}
+    return write_json(folder / "mine.json", {"ops": [{**mlp, "layer_width": 16}]})
+
+
+@pytest.mark.parametrize("command", ["costs", "schedule"])
+def test_workload_options_apply_to_graph_files(
+    tmp_path: Path, command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    given = mlp_file(tmp_path / "given", 64, 8)
+    by_hand = mlp_file(tmp_path / "by_hand", 128, 16)
+    hardware = [] if command == "costs" else ["--hardware", "neurex"]
+    outputs = []
+    for args in ([str(given), "--rays", "128", "--samples", "16"], [str(by_hand)]):
+        assert cli.main([command, *args, *hardware, "--format", "csv"]) == 0
+        outputs.append(capsys.readouterr().out)
+    assert outputs[0] == outputs[1]
+    assert cli.main([command, str(given), *hardware, "--format", "csv"]) == 0
+    assert capsys.readouterr().out != outputs[1]  # the options changed something
+
+
+def test_analyze_applies_workload_options_to_graph_files(tmp_path: Path) -> None:
+    given = mlp_file(tmp_path / "given", 64, 8)
+    by_hand = mlp_file(tmp_path / "by_hand", 128, 16)
+    options: dict[str, Any] = {"report": False}
+    a = nerframe.analyze(str(given), "neurex", tmp_path / "a", rays=128, samples=16, **options)
+    b = nerframe.analyze(str(by_hand), "neurex", tmp_path / "b", **options)
+    assert a.summary.equals(b.summary)
+
+
+def test_a_workload_keeps_the_rendered_fraction_of_a_graph_file(tmp_path: Path) -> None:
+    from nerframe.builtin_pipelines import load_graph, workload_graph
+
+    path = mlp_file(tmp_path, 64, 8)
+    write_json(path, {**json.loads(path.read_text()), "rendered_fraction": 0.25})
+    g = load_graph(str(path), rays=100)
+    assert (g.rendered_fraction, g.ops["B"].item()) == (0.25, 100)
+    # CICERO renders 12% of a frame (builtin_pipelines.CICERO_RENDERED); a sweep's
+    # bitwidth axis rebuilt it as a whole-frame graph before.
+    assert workload_graph("cicero", {"bitwidth": 8}).rendered_fraction == 0.12
+
+
+@pytest.mark.parametrize("command", ["costs", "schedule", "analyze"])
+def test_a_workload_option_no_op_of_a_graph_file_takes_is_refused(
+    tmp_path: Path, command: str
+) -> None:
+    given = mlp_file(tmp_path, 64, 8)
+    args = [command, str(given), "--gaussians", "1000"]
+    args += [] if command == "costs" else ["--hardware", "neurex"]
+    args += ["-o", str(tmp_path / "out")] if command == "analyze" else []
+    line = one_error_line(run_cli(*args))
+    assert "graph 'mine' has no op that takes G; gaussians does not apply to it" in line
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_sweep_over_a_dimension_no_op_of_the_graph_takes_is_refused(tmp_path: Path) -> None:
+    given = mlp_file(tmp_path, 64, 8)
+    with pytest.raises(nerframe.InvalidInputError, match="has no op that takes G"):
+        nerframe.sweep(str(given), "neurex", {"gaussians": [10, 20]})
+
+
+# ------------------------------------------------------------------- sweep specs
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "line"),
+    [
+        ("graphs: [neurex]\nhardware: neurex\nhardware: gscore\n", "hardware", 3),
+        (
+            "graphs: [neurex]\nhardware: neurex\ngrid:\n  frequency_mhz: [500]\n"
+            "  frequency_mhz: [900]\n",
+            "frequency_mhz",
+            5,
+        ),
+        ('{"graphs": ["neurex"], "hardware": "neurex",\n "graphs": ["gscore"]}', "graphs", 2),
+    ],
+)
+def test_a_key_given_twice_in_a_spec_file_is_refused(
+    tmp_path: Path, text: str, key: str, line: int
+) -> None:
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(text)
+    message = f"{spec}: key '{key}' is given twice in one mapping (line {line}); keep one"
+    with pytest.raises(nerframe.InvalidInputError) as err:
+        nerframe.sweep_spec(spec)
+    assert str(err.value) == message and err.value.culprit == key
+    assert one_error_line(run_cli("sweep", "--spec", str(spec))) == f"error: {message}"

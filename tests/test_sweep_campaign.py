@@ -11,8 +11,9 @@ import polars as pl
 import pytest
 
 import nerframe
+from nerframe.builtin_pipelines import workload_graph
 from nerframe.kernels.sweep import pareto_mask, within
-from nerframe.sweep_specs import sweep_spec, workload_graph
+from nerframe.sweep_specs import sweep_spec
 
 GRID = {"frequency_mhz": [500, 1000], "systolic_array_32x32.count": [1, 2, 4]}
 SPEC = {
