@@ -87,7 +87,7 @@ def test_cost_kernel(benchmark, best_of, big: pl.DataFrame, reference_rate: floa
 def _read(values: np.ndarray) -> int:
     total = 0
     for i in prange(values.shape[0]):
-        total += values[i]
+        total += np.int64(values[i])
     return total
 
 
@@ -101,7 +101,7 @@ def memory_floor(big: pl.DataFrame) -> Callable[[], None]:
     """The least memory traffic of any `nerframe.costs`: read every input buffer the
     kernel reads once, and fill the nine output columns in fresh (unfaulted) memory."""
     buffers = [
-        b.view(np.uint8)
+        b.reshape(-1).view(np.uint8)
         for b in kernel_inputs(*kernel_columns(big))
         if isinstance(b, np.ndarray) and b.size
     ]

@@ -72,9 +72,15 @@ class Analysis:
         return f"Analysis({str(self.store)!r}, {pairs} pair{'s' * (pairs != 1)}: {counts})"
 
 
+PipelineLike = str | os.PathLike[str] | Graph
+"""A built-in pipeline's name, a graph file or a `Graph`."""
+HardwareLike = str | os.PathLike[str] | Accelerator
+"""A built-in accelerator's name, an accelerator file or an `Accelerator`."""
+
+
 def analyze(
-    pipelines: Sequence[str | Graph] | str | Graph | None = None,
-    hardware: Sequence[str | Accelerator] | str | Accelerator = "native",
+    pipelines: Sequence[PipelineLike] | PipelineLike | None = None,
+    hardware: Sequence[HardwareLike] | HardwareLike = "native",
     output: str | Path = "nerframe-out",
     parallelism: str = "split",
     pipelined: bool = True,
