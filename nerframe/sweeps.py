@@ -98,7 +98,6 @@ class _Prepared(NamedTuple):
     ops: tuple[OpArrays, OpArrays, OpArrays]
     nbytes: np.ndarray  # DRAM bytes of each phase
     checked: bool  # every configuration of the grid passes the scheduler's checks
-    batches: int  # the graph's batches per frame (a property that filters its ops)
     name: int  # the graph's index in the rows' graph Enum
 
 
@@ -157,7 +156,6 @@ class Evaluator:
                 (ops[0], ops[1], ops[2]),
                 nbytes,
                 checked,
-                g.batches,
                 self._graphs.to_list().index(g.name),
             )
             self._key = (graph, point)
@@ -181,7 +179,7 @@ class Evaluator:
         for a, (name, values) in enumerate(spec.grid.items()):
             integer = values.dtype == np.int64
             columns[name] = ints[len(INT_ROWS) + a] if integer else floats[len(FLOAT_ROWS) + a]
-        batches = pl.Series("batches", [prepared.batches], pl.Int64)
+        batches = pl.Series("batches", [prepared.graph.batches], pl.Int64)
         columns["batches"] = batches.new_from_index(0, size)
         for k, name in enumerate(INT_ROWS[1:6], 1):
             columns[name] = ints[k]
@@ -215,7 +213,7 @@ class Evaluator:
             prepared.dags,
             prepared.ops,
             prepared.nbytes,
-            prepared.batches,
+            prepared.graph.batches,
             overlaps(spec.hardware, spec.pipelined),
             self._split,
             inst_base,
@@ -226,8 +224,8 @@ class Evaluator:
         )
         if longest >= 2**62:
             raise InvalidInputError(
-                f"a frame of {prepared.batches} batches would take about {longest:.3g} cycles, "
-                "beyond the int64 range; lower frame_pixels",
+                f"a frame of {prepared.graph.batches} batches would take about "
+                f"{longest:.3g} cycles, beyond the int64 range; lower frame_pixels",
                 "frame_pixels",
             )
         return out
