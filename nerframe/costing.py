@@ -46,14 +46,15 @@ def costs(ops: pl.DataFrame | Graph) -> pl.DataFrame:
             f"costs takes an ops table or a Graph, got {type(ops).__name__}", "ops"
         )
     ops = ops.rechunk()
+    # The kernel checks each row's values; what it cannot see is left to validate:
+    # the schema, nulls in the identity columns, and null skip indices (the kernel
+    # does not look inside the lists).
     if (
         ops.columns != _NAMES
         or ops.dtypes != _DTYPES
         or any(ops.get_column(c).has_nulls() for c in _NOT_NULL)
+        or ops.get_column("skip_connections").to_arrow().values.null_count
     ):
-        validate(ops, thorough=False)
-    if ops.get_column("skip_connections").to_arrow().values.null_count:
-        # The kernel does not look inside the lists: let validate refuse a null index.
         validate(ops, thorough=False)
     try:
         out = cost_columns(*kernel_columns(ops))
