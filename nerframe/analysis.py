@@ -301,8 +301,7 @@ def _label(item: str | Graph) -> str:
 def _pipelines(items: list[str | Graph]) -> list[str | Graph]:
     if not items or items == ["all"]:
         return list(PIPELINES)
-    # A name given twice is analysed once; Graph objects are kept as given.
-    return [i for n, i in enumerate(items) if not isinstance(i, str) or i not in items[:n]]
+    return _once(items)
 
 
 def _hardware(g: Graph, hardware: list[str | Accelerator]) -> list[str | Accelerator]:
@@ -318,4 +317,10 @@ def _hardware(g: Graph, hardware: list[str | Accelerator]) -> list[str | Acceler
             chosen += PIPELINES[g.name].native
         else:
             chosen.append(item)
-    return [i for n, i in enumerate(chosen) if not isinstance(i, str) or i not in chosen[:n]]
+    return _once(chosen)
+
+
+def _once(items: list[str | T]) -> list[str | T]:
+    """`items` with each name kept at its first place only; objects are kept as given
+    (two objects of one name are refused by name later)."""
+    return [i for n, i in enumerate(items) if not isinstance(i, str) or i not in items[:n]]
