@@ -48,6 +48,12 @@ pool costs more than it saves, and far more when other processes hold the cores.
 
 N_TYPES = len(OP_TYPES)
 
+BLOCK = 2048
+"""Rows are costed in blocks of this many (their columns fit in a core's L2 cache).
+Within a block, the formulas run over the rows grouped by op type, so the branch
+on the type goes the same way from one row to the next instead of at random; the
+outputs are then written in row order, as sequential streams."""
+
 # Dispatch codes are catalogue positions; numba folds these globals into constants.
 FRUSTUM = OP_TYPES.index("FrustumCulling")
 PROJECTION = OP_TYPES.index("Projection")
@@ -264,6 +270,23 @@ def _mlp_weights(
     return m, (bias if use_bias else 0.0)
 
 
+@njit(inline="always")
+def _by_type(code: np.ndarray, start: int, stop: int, order: np.ndarray, first: np.ndarray) -> None:
+    """Fill ``order[: stop - start]`` with the rows start..stop-1 grouped by op type
+    code (a stable counting sort; `first` is scratch space of 256 slots, one per
+    possible uint8 code, so that no code needs clipping)."""
+    first[:] = 0
+    for i in range(start, stop):
+        first[code[i]] += 1
+    at = 0
+    for c in range(256):
+        at, first[c] = at + first[c], at
+    for i in range(start, stop):
+        c = code[i]
+        order[first[c]] = i
+        first[c] += 1
+
+
 @njit(cache=True, nogil=True, error_model="numpy")
 def cost_rows(
     begin: int,
@@ -316,199 +339,230 @@ def cost_rows(
     uses, holds one out of range, or has a bitwidth outside 1..64 or a negative
     op id. Only the columns an op type uses are read for its rows, so unused
     (null) slots may hold anything.
+
+    Each `BLOCK` of rows takes two passes: the formulas, over the rows grouped by
+    op type, into per-block scratch (A, W, O before the backward swap); then, in
+    row order, the backward swap, bytes, intensity and the 2**53 check into the
+    outputs. On the 10 M-row mixed benchmark table this is 1.2x the speed of one
+    pass in row order (same-run A/B, 2 threads).
     """
     invalid = 0
     overflow = 0
-    for i in range(begin, end):
-        # A code outside the catalogue takes the last branch, which no op type uses.
-        c = min(code[i], N_TYPES)
-        width = bitwidth[i]
-        bad = (c == N_TYPES) | (width < 1) | (width > 64) | (op_id[i] < 0)
-        flops = 0.0
-        a = 0.0
-        w = 0.0
-        o = 0.0
-        if IS_PIXELWISE[c]:
-            bad |= _bad(B, present, AT_B, i) | _bad(N, present, AT_N, i)
-            b = float(B[i])
-            bn = b * float(N[i])
-            per = PIXELWISE[c]
-            flops = per[0] * bn
-            a = per[1] * bn if per[1] >= 0 else -per[1] * b
-            w = per[2] * bn
-            o = per[3] * bn if per[3] >= 0 else -per[3] * b
-        elif c in (FRUSTUM, PROJECTION, AABB, OBB, FCP, SUBTILE):
-            bad |= _bad(G, present, AT_G, i)
-            g = float(G[i])
-            if c == FRUSTUM:
-                bad |= _bad_ratio(cull_ratio, present, AT_CULL_RATIO, i)
-                flops = 17.0 * g
-                a = 3.0 * g
-                w = 16.0
-                o = math.ceil(cull_ratio[i] * g)
-            elif c == PROJECTION:
-                flops = 72.0 * g
-                a = 9.0 * g
-                w = 16.0
-                o = 5.0 * g
-            else:
-                bad |= _bad_tiling(
-                    image_w, image_h, tile, tiles_per_gaussian, tile_keep_ratio, present, i
-                )
-                tiles = _tiles(float(image_w[i]), float(image_h[i]), float(tile[i]))
-                hit = _tiles_hit(tiles, float(tiles_per_gaussian[i]))
-                keep = tile_keep_ratio[i]
-                if c == FCP:
+    size = max(min(BLOCK, end - begin), 0)
+    order = np.empty(size, np.int64)
+    first = np.empty(256, np.int64)
+    block_flops = np.empty(size)
+    block_a = np.empty(size)
+    block_w = np.empty(size)
+    block_o = np.empty(size)
+    block_bad = np.empty(size, np.bool_)
+    for block in range(begin, end, BLOCK):
+        stop = min(block + BLOCK, end)
+        _by_type(code, block, stop, order, first)
+        for k in range(stop - block):
+            i = order[k]
+            # A code outside the catalogue takes the last branch, which no op type uses.
+            c = min(code[i], N_TYPES)
+            bad = c == N_TYPES
+            flops = 0.0
+            a = 0.0
+            w = 0.0
+            o = 0.0
+            if IS_PIXELWISE[c]:
+                bad |= _bad(B, present, AT_B, i) | _bad(N, present, AT_N, i)
+                b = float(B[i])
+                bn = b * float(N[i])
+                per = PIXELWISE[c]
+                flops = per[0] * bn
+                a = per[1] * bn if per[1] >= 0 else -per[1] * b
+                w = per[2] * bn
+                o = per[3] * bn if per[3] >= 0 else -per[3] * b
+            elif c in (FRUSTUM, PROJECTION, AABB, OBB, FCP, SUBTILE):
+                bad |= _bad(G, present, AT_G, i)
+                g = float(G[i])
+                if c == FRUSTUM:
                     bad |= _bad_ratio(cull_ratio, present, AT_CULL_RATIO, i)
-                    flops, a, w, o = _culled(g, cull_ratio[i], tiles, hit, keep)
+                    flops = 17.0 * g
+                    a = 3.0 * g
+                    w = 16.0
+                    o = math.ceil(cull_ratio[i] * g)
+                elif c == PROJECTION:
+                    flops = 72.0 * g
+                    a = 9.0 * g
+                    w = 16.0
+                    o = 5.0 * g
                 else:
-                    per_tile = 4.0 if c in (AABB, SUBTILE) else 10.0
-                    flops = per_tile * g * hit
-                    a = 4.0 * g if c == SUBTILE else 5.0 * g
-                    w = 4.0 * tiles
-                    o = hit * math.ceil(keep * g)
-        else:
-            bad |= _bad(B, present, AT_B, i) | _bad(N, present, AT_N, i)
-            b = float(B[i])
-            n = float(N[i])
-            bn = b * n
-            if c in (HASH, INDEX_GEN, LOOKUP, INTERP):
-                # all four take all six parameters, though not every formula reads them
-                bad |= (
-                    _bad(input_dim, present, AT_INPUT_DIM, i)
-                    | _bad(num_levels, present, AT_NUM_LEVELS, i)
-                    | _bad(features_per_level, present, AT_FEATURES_PER_LEVEL, i)
-                    | _bad(log2_hashmap_size, present, AT_LOG2_HASHMAP_SIZE, i)
-                )
-                levels = float(num_levels[i])
-                f = float(features_per_level[i])
-                if c == HASH:
-                    flops = 56.0 * bn * levels + 16.0 * bn * levels * f
-                    a = bn * float(input_dim[i])
-                    o = bn * levels * f
-                elif c == INDEX_GEN:
-                    flops = 56.0 * bn * levels
-                    a = bn * float(input_dim[i])
-                    o = 16.0 * bn * levels
-                elif c == LOOKUP:
-                    a = 8.0 * bn * levels
-                    w = 2.0 ** float(log2_hashmap_size[i]) * f * levels
-                    o = 8.0 * bn * levels * f
-                else:
-                    flops = 16.0 * bn * levels * f
-                    a = 8.0 * bn * levels * f
-                    w = 8.0 * bn * levels
-                    o = bn * levels * f
-            elif c == ARRANGE:
-                bad |= _bad(input_dim, present, AT_INPUT_DIM, i)
-                d = float(input_dim[i])
-                flops = 4.0 * bn + 2.0 * bn * math.log2(bn)
-                a = bn * d
-                o = bn * d
-            elif c == RFF:
-                bad |= (
-                    _bad(input_dim, present, AT_INPUT_DIM, i)
-                    | _bad(num_features, present, AT_NUM_FEATURES, i)
-                    | _lacks(present, AT_USE_SIN_COS, i)
-                )
-                d = float(input_dim[i])
-                nf = float(num_features[i])
-                od = 2.0 * nf if _bit(use_sin_cos, use_sin_cos_offset, i) else nf
-                flops = 2.0 * bn * d * nf + bn * od
-                a = bn * d
-                w = d * nf
-                o = bn * od
-            elif c == MLP:
-                lo = skip_offsets[i]
-                hi = skip_offsets[i + 1]
-                bad |= (
-                    _bad(in_dim, present, AT_IN_DIM, i)
-                    | _bad(num_layers, present, AT_NUM_LAYERS, i)
-                    | _bad(layer_width, present, AT_LAYER_WIDTH, i)
-                    | _bad(out_dim, present, AT_OUT_DIM, i)
-                    | _lacks(present, AT_SKIP_CONNECTIONS, i)
-                    | _lacks(present, AT_USE_BIAS, i)
-                )
-                for j in range(lo, hi):
-                    bad |= skip_values[j] < 0
-                # A garbage layer count in a null slot could loop for minutes.
-                m, bias = (
-                    (0.0, 0.0)
-                    if bad
-                    else _mlp_weights(
-                        float(in_dim[i]),
-                        num_layers[i],
-                        float(layer_width[i]),
-                        float(out_dim[i]),
-                        skip_values,
-                        lo,
-                        hi,
-                        _bit(use_bias, use_bias_offset, i),
+                    bad |= _bad_tiling(
+                        image_w, image_h, tile, tiles_per_gaussian, tile_keep_ratio, present, i
                     )
-                )
-                flops = 2.0 * bn * m
-                a = bn * float(in_dim[i])
-                w = m + bias
-                o = bn * float(out_dim[i])
-            elif c == SH:
-                bad |= _bad(degree, present, AT_DEGREE, i)
-                nb = (float(degree[i]) + 1.0) ** 2
-                flops = 10.0 * bn * nb
-                a = 3.0 * bn
-                w = 3.0 * nb
-                o = 3.0 * bn
-            elif c == SORTING:
-                flops = bn * math.log2(n)
-                a = bn
-                w = 3.0 * bn
-                o = 3.0 * bn
-            elif c == SENSITIVITY:
-                bad |= _bad(patch_size, present, AT_PATCH_SIZE, i) | _bad_ratio(
-                    coarse_prop, present, AT_COARSE_PROP, i
-                )
-                p2 = patch_size[i] * patch_size[i]
-                patches = (B[i] - 1) // p2 + 1
-                flops = bn + 72.0 * math.floor(coarse_prop[i] * float(patches))
-                a = bn + 3.0 * b
-                o = bn + b
-            elif c == RECOVERY:
-                bad |= _bad(channels, present, AT_CHANNELS, i)
-                ch = float(channels[i])
-                flops = bn * ch
-                a = bn * (1.0 + ch)
-                o = bn * ch
-            elif c == GRADIENT:
-                flops = 16.0 * bn
-                a = 3.0 * b
-                w = 2.0 * bn
-                o = 3.0 * bn
-            elif c == REARRANGE:
-                flops = bn + math.floor(math.log2(max(n, 2.0)))
-                a = 3.0 * bn
-                o = 3.0 * bn
-        # Selects, not branches: the direction is random from row to row.
-        back = _bit(backward, backward_offset, i)
-        flops = 2.0 * flops if back and c == MLP else flops
-        a, o = (o + a, a + w) if back else (a, o)
-        bits = float(width)
-        bytes_in = a * bits / 8.0
-        bytes_w = w * bits / 8.0
-        bytes_out = o * bits / 8.0
-        total = bytes_in + bytes_w + bytes_out
-        flops_out[i] = flops
-        nbytes[0, i] = bytes_in
-        nbytes[1, i] = bytes_w
-        nbytes[2, i] = bytes_out
-        nbytes[3, i] = total
-        intensity[i] = flops / total if total > 0.0 else 0.0
-        invalid += bad
-        if a < EXACT_LIMIT and w < EXACT_LIMIT and o < EXACT_LIMIT:
-            elems[0, i] = np.int64(a)
-            elems[1, i] = np.int64(w)
-            elems[2, i] = np.int64(o)
-        else:
-            elems[0, i] = -1
-            overflow += 1
+                    tiles = _tiles(float(image_w[i]), float(image_h[i]), float(tile[i]))
+                    hit = _tiles_hit(tiles, float(tiles_per_gaussian[i]))
+                    keep = tile_keep_ratio[i]
+                    if c == FCP:
+                        bad |= _bad_ratio(cull_ratio, present, AT_CULL_RATIO, i)
+                        flops, a, w, o = _culled(g, cull_ratio[i], tiles, hit, keep)
+                    else:
+                        per_tile = 4.0 if c in (AABB, SUBTILE) else 10.0
+                        flops = per_tile * g * hit
+                        a = 4.0 * g if c == SUBTILE else 5.0 * g
+                        w = 4.0 * tiles
+                        o = hit * math.ceil(keep * g)
+            else:
+                bad |= _bad(B, present, AT_B, i) | _bad(N, present, AT_N, i)
+                b = float(B[i])
+                n = float(N[i])
+                bn = b * n
+                if c in (HASH, INDEX_GEN, LOOKUP, INTERP):
+                    # all four take all six parameters, though not every formula reads them
+                    bad |= (
+                        _bad(input_dim, present, AT_INPUT_DIM, i)
+                        | _bad(num_levels, present, AT_NUM_LEVELS, i)
+                        | _bad(features_per_level, present, AT_FEATURES_PER_LEVEL, i)
+                        | _bad(log2_hashmap_size, present, AT_LOG2_HASHMAP_SIZE, i)
+                    )
+                    levels = float(num_levels[i])
+                    f = float(features_per_level[i])
+                    if c == HASH:
+                        flops = 56.0 * bn * levels + 16.0 * bn * levels * f
+                        a = bn * float(input_dim[i])
+                        o = bn * levels * f
+                    elif c == INDEX_GEN:
+                        flops = 56.0 * bn * levels
+                        a = bn * float(input_dim[i])
+                        o = 16.0 * bn * levels
+                    elif c == LOOKUP:
+                        a = 8.0 * bn * levels
+                        w = 2.0 ** float(log2_hashmap_size[i]) * f * levels
+                        o = 8.0 * bn * levels * f
+                    else:
+                        flops = 16.0 * bn * levels * f
+                        a = 8.0 * bn * levels * f
+                        w = 8.0 * bn * levels
+                        o = bn * levels * f
+                elif c == ARRANGE:
+                    bad |= _bad(input_dim, present, AT_INPUT_DIM, i)
+                    d = float(input_dim[i])
+                    flops = 4.0 * bn + 2.0 * bn * math.log2(bn)
+                    a = bn * d
+                    o = bn * d
+                elif c == RFF:
+                    bad |= (
+                        _bad(input_dim, present, AT_INPUT_DIM, i)
+                        | _bad(num_features, present, AT_NUM_FEATURES, i)
+                        | _lacks(present, AT_USE_SIN_COS, i)
+                    )
+                    d = float(input_dim[i])
+                    nf = float(num_features[i])
+                    od = 2.0 * nf if _bit(use_sin_cos, use_sin_cos_offset, i) else nf
+                    flops = 2.0 * bn * d * nf + bn * od
+                    a = bn * d
+                    w = d * nf
+                    o = bn * od
+                elif c == MLP:
+                    lo = skip_offsets[i]
+                    hi = skip_offsets[i + 1]
+                    bad |= (
+                        _bad(in_dim, present, AT_IN_DIM, i)
+                        | _bad(num_layers, present, AT_NUM_LAYERS, i)
+                        | _bad(layer_width, present, AT_LAYER_WIDTH, i)
+                        | _bad(out_dim, present, AT_OUT_DIM, i)
+                        | _lacks(present, AT_SKIP_CONNECTIONS, i)
+                        | _lacks(present, AT_USE_BIAS, i)
+                    )
+                    for j in range(lo, hi):
+                        bad |= skip_values[j] < 0
+                    # A garbage layer count in a null slot could loop for minutes.
+                    m, bias = (
+                        (0.0, 0.0)
+                        if bad
+                        else _mlp_weights(
+                            float(in_dim[i]),
+                            num_layers[i],
+                            float(layer_width[i]),
+                            float(out_dim[i]),
+                            skip_values,
+                            lo,
+                            hi,
+                            _bit(use_bias, use_bias_offset, i),
+                        )
+                    )
+                    flops = 2.0 * bn * m
+                    a = bn * float(in_dim[i])
+                    w = m + bias
+                    o = bn * float(out_dim[i])
+                elif c == SH:
+                    bad |= _bad(degree, present, AT_DEGREE, i)
+                    nb = (float(degree[i]) + 1.0) ** 2
+                    flops = 10.0 * bn * nb
+                    a = 3.0 * bn
+                    w = 3.0 * nb
+                    o = 3.0 * bn
+                elif c == SORTING:
+                    flops = bn * math.log2(n)
+                    a = bn
+                    w = 3.0 * bn
+                    o = 3.0 * bn
+                elif c == SENSITIVITY:
+                    bad |= _bad(patch_size, present, AT_PATCH_SIZE, i) | _bad_ratio(
+                        coarse_prop, present, AT_COARSE_PROP, i
+                    )
+                    p2 = patch_size[i] * patch_size[i]
+                    patches = (B[i] - 1) // p2 + 1
+                    flops = bn + 72.0 * math.floor(coarse_prop[i] * float(patches))
+                    a = bn + 3.0 * b
+                    o = bn + b
+                elif c == RECOVERY:
+                    bad |= _bad(channels, present, AT_CHANNELS, i)
+                    ch = float(channels[i])
+                    flops = bn * ch
+                    a = bn * (1.0 + ch)
+                    o = bn * ch
+                elif c == GRADIENT:
+                    flops = 16.0 * bn
+                    a = 3.0 * b
+                    w = 2.0 * bn
+                    o = 3.0 * bn
+                elif c == REARRANGE:
+                    flops = bn + math.floor(math.log2(max(n, 2.0)))
+                    a = 3.0 * bn
+                    o = 3.0 * bn
+            j = i - block
+            block_flops[j] = flops
+            block_a[j] = a
+            block_w[j] = w
+            block_o[j] = o
+            block_bad[j] = bad
+        # In row order: the nine outputs are written as sequential streams.
+        for i in range(block, stop):
+            j = i - block
+            width = bitwidth[i]
+            bad = block_bad[j] | (width < 1) | (width > 64) | (op_id[i] < 0)
+            a = block_a[j]
+            w = block_w[j]
+            o = block_o[j]
+            # Selects, not branches: the direction is random from row to row.
+            back = _bit(backward, backward_offset, i)
+            flops = 2.0 * block_flops[j] if back and code[i] == MLP else block_flops[j]
+            a, o = (o + a, a + w) if back else (a, o)
+            bits = float(width)
+            bytes_in = a * bits / 8.0
+            bytes_w = w * bits / 8.0
+            bytes_out = o * bits / 8.0
+            total = bytes_in + bytes_w + bytes_out
+            flops_out[i] = flops
+            nbytes[0, i] = bytes_in
+            nbytes[1, i] = bytes_w
+            nbytes[2, i] = bytes_out
+            nbytes[3, i] = total
+            intensity[i] = flops / total if total > 0.0 else 0.0
+            invalid += bad
+            if a < EXACT_LIMIT and w < EXACT_LIMIT and o < EXACT_LIMIT:
+                elems[0, i] = np.int64(a)
+                elems[1, i] = np.int64(w)
+                elems[2, i] = np.int64(o)
+            else:
+                elems[0, i] = -1
+                overflow += 1
     return invalid, overflow
 
 
