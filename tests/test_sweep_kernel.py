@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import math
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numba
@@ -161,3 +164,36 @@ def test_threads_claim_every_block_exactly_once() -> None:
     threads = numba.get_num_threads()
     taken = _tickets(threads, 200_000)
     assert taken.sum(axis=0).tolist() == [1] * 200_000
+
+
+_IDLE = """
+import os, time, nerframe
+grid = {"frequency_mhz": list(range(1, 3001))}  # three blocks: the parallel loop runs
+idle = 0.0
+for _ in range(20):
+    nerframe.sweep("neurex", "neurex", grid)
+    start = time.process_time()
+    time.sleep(0.02)
+    idle += time.process_time() - start
+print(idle, os.environ.get("OMP_WAIT_POLICY", "unset"))
+"""
+
+
+def _idle_cpu(policy: str | None) -> tuple[float, str]:
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    if policy is not None:
+        env["OMP_WAIT_POLICY"] = policy
+    done = subprocess.run(
+        [sys.executable, "-c", _IDLE], env=env, capture_output=True, text=True, check=True
+    )
+    seconds, used = done.stdout.split()
+    return float(seconds), used
+
+
+def test_kernel_threads_sleep_between_sweep_chunks() -> None:
+    """OpenMP threads spin about 8 ms after each parallel loop by default (160 ms of
+    CPU over these twenty idle pauses); nerframe lets them sleep, unless told otherwise."""
+    seconds, used = _idle_cpu(None)
+    assert used == "PASSIVE"
+    assert seconds < 0.02
+    assert _idle_cpu("passive")[1] == "passive"
