@@ -43,26 +43,28 @@ import pyarrow.parquet as pq
 
 from nerframe.atomic import atomic_path
 from nerframe.errors import NerframeError, StoreError
-from nerframe.kernels.sweep_chunk import FLOAT_ROWS, INT_ROWS, result_matrices
+from nerframe.kernels.sweep_chunk import FLOAT_ROWS, result_matrices
 from nerframe.progress import Progress
 from nerframe.store import locked, read_manifest, write_manifest
 from nerframe.sweep_specs import SweepSpec, spec_identity
 from nerframe.sweeps import Evaluator, Matrices, Task, tasks
 
 TABLE = "sweep"
-# Encoding is what store mode adds to a sweep, so parts are written by pyarrow,
-# plain: no compression (lz4 with statistics took 1.7 times the CPU, for 42 bytes
-# a row instead of 80) and no statistics (result columns are unsorted within a
-# part, so queries could skip little). polars' writer took 1.4 times this CPU, for
-# 78 bytes a row instead of 105: it dictionary-encodes every integer column it can.
-PARQUET: dict[str, Any] = {"compression": "none", "write_statistics": False}
+# Encoding is what store mode adds to a sweep, so parts are written by pyarrow as
+# cheaply as it writes: no compression (lz4 with statistics took 1.7 times the CPU,
+# for 42 bytes a row instead of 80), no statistics (result columns are unsorted
+# within a part, so queries could skip little), no dictionary but for the Enum
+# columns, and values taken 65,536 at a time rather than 1,024. That is about 136
+# bytes a row; polars' writer took 1.7 times the CPU for 78, as it dictionary-encodes
+# every integer column it can, and pyarrow 1.2 times for 105 with dictionaries for
+# the axis columns.
+PARQUET: dict[str, Any] = {
+    "compression": "none",
+    "write_statistics": False,
+    "write_batch_size": 65_536,
+}
 # Rows of a row group at most (a part's groups are of near-equal sizes).
 ROW_GROUP = 65_536
-# Figures that vary from configuration to configuration: plain encoded. The other
-# columns (labels, workload and grid axes, `batches`, Enums) take few values in a
-# part and are dictionary encoded. Only FLOAT_ROWS may hold nulls; the others are
-# required, with no definition levels to encode.
-_FIGURES = frozenset({*INT_ROWS[:6], *FLOAT_ROWS, "feasible"})
 
 
 def part_path(store: Path, spec: SweepSpec, names: list[str], task: Task) -> Path:
@@ -85,7 +87,8 @@ def row_groups(rows: int) -> list[tuple[int, int]]:
 
 
 def _table(frame: pl.DataFrame) -> pa.Table:
-    """`frame` as Arrow, its columns that are never null marked required."""
+    """`frame` as Arrow, its columns that are never null (all but FLOAT_ROWS) marked
+    required: they need no definition levels."""
     table = frame.to_arrow()
     schema = pa.schema(
         [f.with_nullable(f.name in FLOAT_ROWS) for f in table.schema], table.schema.metadata
@@ -94,8 +97,8 @@ def _table(frame: pl.DataFrame) -> pa.Table:
 
 
 def _part_writer(sink: str | Path | IO[bytes], schema: pa.Schema) -> pq.ParquetWriter:
-    dictionary = [f.name for f in schema if f.name not in _FIGURES]
-    return pq.ParquetWriter(sink, schema, use_dictionary=dictionary, **PARQUET)
+    enums = [f.name for f in schema if pa.types.is_dictionary(f.type)]
+    return pq.ParquetWriter(sink, schema, use_dictionary=enums, **PARQUET)
 
 
 def encode_part(frame: pl.DataFrame, sink: str | Path | IO[bytes]) -> None:
