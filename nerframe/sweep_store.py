@@ -11,10 +11,8 @@ options, nerframe version); ``run.complete`` is false until every chunk is
 written. A store is resumed only by an identical sweep: its missing chunks are
 computed, the others kept. Every part is written under a temporary name and
 renamed, so a sweep killed at any moment (even by SIGKILL) leaves whole parts
-only, and resuming it gives the identical row set. Parts are written by a writer
-thread while the kernel computes the next chunk; the last chunk is computed and
-written a row group at a time (`row_groups`), so that only its last group is
-encoded with nothing left to overlap.
+only, and resuming it gives the identical row set. Parts are written by a
+writer thread while the next chunk is computed.
 
 >>> import nerframe, tempfile
 >>> from nerframe.sweep_specs import sweep_spec
@@ -27,9 +25,7 @@ encoded with nothing left to overlap.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import itertools
 import json
 import queue
 import threading
@@ -50,20 +46,21 @@ from nerframe.sweep_specs import SweepSpec, spec_identity
 from nerframe.sweeps import Evaluator, Matrices, Task, tasks
 
 TABLE = "sweep"
-# Encoding is what store mode adds to a sweep, so parts are written by pyarrow as
-# cheaply as it writes: no compression (lz4 with statistics took 1.7 times the CPU,
-# for 42 bytes a row instead of 80), no statistics (result columns are unsorted
-# within a part, so queries could skip little), no dictionary but for the Enum
-# columns, and values taken 65,536 at a time rather than 1,024. That is about 136
-# bytes a row; polars' writer took 1.7 times the CPU for 78, as it dictionary-encodes
-# every integer column it can, and pyarrow 1.2 times for 105 with dictionaries for
-# the axis columns.
+# Encoding is what store mode adds to a sweep, so parts are written as cheaply as
+# pyarrow writes: no compression, no statistics (result columns are unsorted within
+# a part, so queries could skip little), no dictionary but the Enum columns', the
+# columns that are never null required, and values taken 65,536 at a time rather
+# than 1,024: 136 bytes a row for neurex. polars' writer took 1.7 times the CPU, for
+# 78 bytes (it dictionary-encodes every integer column it can), pyarrow with
+# dictionaries for the axis columns 1.2 times for 105, and lz4 with statistics 1.7
+# times polars' for 42.
 PARQUET: dict[str, Any] = {
     "compression": "none",
     "write_statistics": False,
     "write_batch_size": 65_536,
 }
-# Rows of a row group at most (a part's groups are of near-equal sizes).
+# Rows of a row group at most: a default chunk's part has four, which readers can
+# scan in parallel.
 ROW_GROUP = 65_536
 
 
@@ -71,19 +68,6 @@ def part_path(store: Path, spec: SweepSpec, names: list[str], task: Task) -> Pat
     """Where the rows of `task` go."""
     folder = store / TABLE / f"graph={names[task.graph]}" / f"hardware={spec.hardware.name}"
     return folder / f"part-{task.number:06d}.parquet"
-
-
-def row_groups(rows: int) -> list[tuple[int, int]]:
-    """The (start, stop) row ranges of a part's row groups: as few as `ROW_GROUP`
-    allows, of near-equal sizes (so that result memory computed a group at a
-    time can be reused).
-
-    >>> row_groups(250_000)[:2], row_groups(5)
-    ([(0, 62500), (62500, 125000)], [(0, 5)])
-    """
-    groups = max(-(-rows // ROW_GROUP), 1)
-    bounds = [rows * g // groups for g in range(groups + 1)]
-    return list(itertools.pairwise(bounds))
 
 
 def _table(frame: pl.DataFrame) -> pa.Table:
@@ -96,13 +80,8 @@ def _table(frame: pl.DataFrame) -> pa.Table:
     return pa.Table.from_arrays(table.columns, schema=schema)
 
 
-def _part_writer(sink: str | Path | IO[bytes], schema: pa.Schema) -> pq.ParquetWriter:
-    enums = [f.name for f in schema if pa.types.is_dictionary(f.type)]
-    return pq.ParquetWriter(sink, schema, use_dictionary=enums, **PARQUET)
-
-
 def encode_part(frame: pl.DataFrame, sink: str | Path | IO[bytes]) -> None:
-    """Write the rows of one chunk as a Parquet part into `sink`, in `row_groups`.
+    """Write the rows of one chunk as a Parquet part into `sink`.
 
     >>> import io
     >>> buffer = io.BytesIO()
@@ -111,18 +90,12 @@ def encode_part(frame: pl.DataFrame, sink: str | Path | IO[bytes]) -> None:
     [(0, 30.0), (1, None)]
     """
     table = _table(frame)
-    with _part_writer(sink, table.schema) as writer:
-        _write_groups(writer, table)
-
-
-def _write_groups(writer: pq.ParquetWriter, table: pa.Table) -> None:
-    for start, stop in row_groups(table.num_rows):
-        writer.write_table(table.slice(start, stop - start), row_group_size=stop - start)
+    enums = [f.name for f in table.schema if pa.types.is_dictionary(f.type)]
+    pq.write_table(table, sink, row_group_size=ROW_GROUP, use_dictionary=enums, **PARQUET)
 
 
 def write_part(path: Path, frame: pl.DataFrame) -> None:
-    """Write one chunk atomically (same rows, same bytes, whichever backend writes it,
-    and whether its row groups come at once or one by one)."""
+    """Write one chunk atomically (same rows, same bytes, whichever backend writes it)."""
     with atomic_path(path) as tmp:
         encode_part(frame, tmp)
 
@@ -165,21 +138,14 @@ def write_store(
             evaluate = evaluate or Evaluator(spec)
             with _Writer() as writer:
                 for task in pending:
+                    # Result memory of a written part is computed into again: fresh
+                    # memory costs a page fault per page.
                     size = task.stop - task.start
-                    # The last task goes a row group at a time, so that all but its
-                    # last group are encoded while the kernel computes the next.
-                    pieces = row_groups(size) if task is pending[-1] else [(0, size)]
-                    for start, stop in pieces:
-                        piece = task._replace(start=task.start + start, stop=task.start + stop)
-                        # Result memory of written rows is computed into again: fresh
-                        # memory costs a page fault per page.
-                        out = writer.recycled(stop - start) or result_matrices(
-                            stop - start, len(spec.grid)
-                        )
-                        frame = evaluate(piece, out)
-                        writer.put(paths[task.number], frame, out, piece.stop == task.stop)
-                        if progress is not None:
-                            progress.advance(frame.height)
+                    out = writer.recycled(size) or result_matrices(size, len(spec.grid))
+                    frame = evaluate(task, out)
+                    writer.put(paths[task.number], frame, out)
+                    if progress is not None:
+                        progress.advance(frame.height)
         write_manifest(store, {"sweep": identity, "complete": True, "chunks": len(every)})
     return pl.scan_parquet(paths, hive_partitioning=False)
 
@@ -247,77 +213,46 @@ def incomplete(store: str | Path) -> str | None:
 
 
 class _Writer:
-    """A thread writing parts, whole or a row group at a time, while the caller
-    computes the next rows; at most two pieces wait. The memory behind written rows
-    is handed back by `recycled`. A part is renamed into place once its last rows
-    are written; one left unfinished (an error, the caller's included) is removed."""
+    """A thread writing parts while the caller computes the next; at most two chunks
+    wait. The memory behind a written part is handed back by `recycled`."""
 
     def __init__(self) -> None:
-        self._queue: queue.Queue[tuple[Path, pl.DataFrame, Matrices, bool] | None] = queue.Queue(
+        self._queue: queue.Queue[tuple[Path, pl.DataFrame, Matrices] | None] = queue.Queue(
             maxsize=2
         )
         self._done: queue.Queue[Matrices] = queue.Queue()
-        self._free: list[Matrices] = []
         self._error: BaseException | None = None
-        self._part: tuple[contextlib.ExitStack, pq.ParquetWriter] | None = None
         self._thread = threading.Thread(target=self._work, daemon=True)
         self._thread.start()
 
     def _work(self) -> None:
         while (item := self._queue.get()) is not None:
-            path, frame, out, last = item
+            path, frame, out = item
             del item
             if self._error is None:
                 try:
-                    self._write(path, frame, last)
+                    write_part(path, frame)
                 except BaseException as e:  # re-raised in the caller's thread
                     self._error = e
-                    self._abandon(e)
-            del frame  # the last reference to the group's rows: `out` is free
+            del frame  # the last reference to the part's rows: `out` is free
             self._done.put(out)
-        self._abandon(RuntimeError("the sweep stopped in the middle of this part"))
 
-    def _write(self, path: Path, frame: pl.DataFrame, last: bool) -> None:
-        table = _table(frame)
-        if self._part is None:
-            with contextlib.ExitStack() as stack:
-                tmp = stack.enter_context(atomic_path(path))
-                writer = stack.enter_context(_part_writer(tmp, table.schema))
-                self._part = (stack.pop_all(), writer)
-        stack, writer = self._part
-        _write_groups(writer, table)
-        if last:
-            self._part = None
-            stack.close()  # closes the Parquet file, then renames it into place
-
-    def _abandon(self, error: BaseException) -> None:
-        """Remove the part being written, if any, as `error` stopped it."""
-        if self._part is not None:
-            stack = self._part[0]
-            self._part = None
-            with contextlib.suppress(Exception):  # `error` is what the caller must see
-                stack.__exit__(type(error), error, error.__traceback__)
-
-    def put(self, path: Path, frame: pl.DataFrame, out: Matrices, last: bool) -> None:
-        """Queue the next rows of the part at `path` (all of them, or one of its
-        `row_groups`), living in `out` (blocks while two wait); `last` ends the part.
-        Raises a failed write's error."""
+    def put(self, path: Path, frame: pl.DataFrame, out: Matrices) -> None:
+        """Queue one part whose rows live in `out` (blocks while two wait); raises a
+        failed write's error."""
         if self._error is not None:
             raise self._error
-        self._queue.put((path, frame, out, last))
+        self._queue.put((path, frame, out))
 
     def recycled(self, size: int) -> Matrices | None:
-        """Result matrices of `size` rows whose rows are written, if one is free."""
+        """Result matrices of a written part of `size` rows, if one is free."""
         while True:
             try:
-                self._free.append(self._done.get_nowait())
+                out = self._done.get_nowait()
             except queue.Empty:
-                break
-        for i, out in enumerate(self._free):
+                return None
             if out[2].size == size:
-                return self._free.pop(i)
-        del self._free[:-4]  # sizes that stopped coming (a shorter last chunk)
-        return None
+                return out
 
     def __enter__(self) -> _Writer:
         return self

@@ -194,46 +194,31 @@ def test_top_from_a_store_equals_top_in_memory(tmp_path: Path, capsys) -> None:
     assert shown.height == 4
 
 
-_NULLS = {
-    "graphs": ["neurex"],
-    "hardware": "xavier_nx",  # publishes no area for some modules: area_mm2 is null
-    "workload": {"rays": [1024, 4096]},
-    "grid": {"frequency_mhz": [300, 700, 900], "dram_bandwidth_gbps": [10, 20, 40]},
-    "constraints": {"fps": {"min": 1}},
-    "chunk_size": 7,
-}
-
-
-def test_parts_are_written_in_row_groups_the_same_bytes_either_way(
+def test_parts_hold_row_groups_required_columns_and_nulls(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """With row groups of at most 3 rows, a part of 7 rows holds groups of 2, 2 and 3;
-    the sweep's last part is computed and written a group at a time, the others whole,
-    and a part written from its whole rows has the same bytes either way."""
+    """A part of 7 rows with row groups of at most 3 holds groups of 3, 3 and 1; only
+    the figures that may have no value are optional, and their nulls read back."""
     import pyarrow.parquet as pq
 
     from nerframe import sweep_store
-    from nerframe.sweep_specs import sweep_spec
-    from nerframe.sweeps import Evaluator, tasks
 
     monkeypatch.setattr(sweep_store, "ROW_GROUP", 3)
-    spec = sweep_spec(_NULLS)
+    spec = {
+        "graphs": ["neurex"],
+        "hardware": "xavier_nx",  # publishes no area for some modules: area_mm2 is null
+        "grid": {"frequency_mhz": [300, 700, 900], "dram_bandwidth_gbps": [10, 20, 40]},
+        "chunk_size": 7,
+    }
     rows = nerframe.sweep(spec, output=tmp_path / "s").collect()
     expected = nerframe.sweep(spec)
-    assert expected["area_mm2"].null_count() == expected.height  # nulls are written too
+    assert expected["area_mm2"].null_count() == 9
     assert rows.equals(expected)
-    evaluate = Evaluator(spec)
-    every = list(tasks(spec))
-    assert [t.stop - t.start for t in every] == [7, 2, 7, 2]  # 9 configurations a point
-    for task in every:
-        part = sweep_store.part_path(tmp_path / "s", spec, ["neurex"], task)
-        sweep_store.write_part(tmp_path / "fresh.parquet", evaluate(task))
-        assert part.read_bytes() == (tmp_path / "fresh.parquet").read_bytes()
+    first, second = sorted((tmp_path / "s").rglob("*.parquet"))
+    for part, sizes in ((first, [3, 3, 1]), (second, [2])):
         meta = pq.ParquetFile(part).metadata
-        sizes = [meta.row_group(g).num_rows for g in range(meta.num_row_groups)]
-        assert sizes == ([2, 2, 3] if task.stop - task.start == 7 else [2])
-    schema = pq.read_schema(part)
-    optional = {f.name for f in schema if f.nullable}
+        assert [meta.row_group(g).num_rows for g in range(meta.num_row_groups)] == sizes
+    optional = {f.name for f in pq.read_schema(first) if f.nullable}
     assert optional == {
         "frame_time_s",
         "fps",
@@ -243,43 +228,3 @@ def test_parts_are_written_in_row_groups_the_same_bytes_either_way(
         "area_mm2",
         "peak_tflops",
     }
-
-
-def test_an_error_in_the_middle_of_a_part_leaves_no_part_and_resume_finishes(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from nerframe import sweep_store
-    from nerframe.sweeps import Evaluator
-
-    monkeypatch.setattr(sweep_store, "ROW_GROUP", 3)
-    calls = []
-    evaluate = Evaluator.__call__
-
-    def failing(self, task, out=None):  # the last part's second group fails
-        calls.append(task)
-        if len(calls) == 9:
-            raise nerframe.NerframeError("disk on fire")
-        return evaluate(self, task, out)
-
-    monkeypatch.setattr(Evaluator, "__call__", failing)
-    store = tmp_path / "s"
-    spec = {**_NULLS, "grid": {**_NULLS["grid"], "dram_bandwidth_gbps": [5, 10, 20, 40]}}
-    spec["grid"]["frequency_mhz"] = [300, 700, 900, 1100, 1300, 1500, 1700]
-    with pytest.raises(nerframe.NerframeError, match="disk on fire"):
-        nerframe.sweep(spec, output=store)
-    # 28 configurations a point: four parts of 7 rows, the last one a group at a time
-    starts = [(0, 7), (7, 14), (14, 21), (21, 28), (0, 7), (7, 14), (14, 21), (21, 23)]
-    assert [(t.start, t.stop) for t in calls] == [*starts, (23, 25)]
-    assert sorted(p.name for p in store.rglob("*.parquet")) == [
-        "part-000000.parquet",
-        "part-000001.parquet",
-        "part-000002.parquet",
-        "part-000003.parquet",
-        "part-000004.parquet",
-        "part-000005.parquet",
-        "part-000006.parquet",
-    ]
-    assert not [p for p in store.rglob("*") if p.name.endswith(".tmp")]
-    monkeypatch.setattr(Evaluator, "__call__", evaluate)
-    assert nerframe.sweep(spec, output=store).collect().equals(nerframe.sweep(spec))
-    assert incomplete(store) is None
