@@ -29,6 +29,7 @@ import hashlib
 import json
 import queue
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
@@ -142,7 +143,7 @@ def write_store(
                     # memory costs a page fault per page.
                     size = task.stop - task.start
                     out = writer.recycled(size) or result_matrices(size, len(spec.grid))
-                    frame = evaluate(task, out)
+                    frame = evaluate(task, out, writer.help)
                     writer.put(paths[task.number], frame, out)
                     if progress is not None:
                         progress.advance(frame.height)
@@ -213,13 +214,13 @@ def incomplete(store: str | Path) -> str | None:
 
 
 class _Writer:
-    """A thread writing parts while the caller computes the next; at most two chunks
-    wait. The memory behind a written part is handed back by `recycled`."""
+    """A thread writing parts while the caller computes the next, and computing with
+    the caller once it is done (`help`); at most two parts wait. The memory behind a
+    written part is handed back by `recycled`."""
 
     def __init__(self) -> None:
-        self._queue: queue.Queue[tuple[Path, pl.DataFrame, Matrices] | None] = queue.Queue(
-            maxsize=2
-        )
+        self._queue: queue.Queue[tuple[Path, pl.DataFrame, Matrices] | Callable[[], None] | None]
+        self._queue = queue.Queue(maxsize=3)
         self._done: queue.Queue[Matrices] = queue.Queue()
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._work, daemon=True)
@@ -227,6 +228,9 @@ class _Writer:
 
     def _work(self) -> None:
         while (item := self._queue.get()) is not None:
+            if callable(item):
+                item()
+                continue
             path, frame, out = item
             del item
             if self._error is None:
@@ -243,6 +247,11 @@ class _Writer:
         if self._error is not None:
             raise self._error
         self._queue.put((path, frame, out))
+
+    def help(self, work: Callable[[], None]) -> None:
+        """Run `work` once the parts queued before it are written (the caller's chunk
+        is computed meanwhile: the two threads share the cores without competing)."""
+        self._queue.put(work)
 
     def recycled(self, size: int) -> Matrices | None:
         """Result matrices of a written part of `size` rows, if one is free."""
