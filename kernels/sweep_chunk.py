@@ -396,11 +396,9 @@ def _blocks(
     threads: int,
 ) -> None:
     for _ in prange(threads):
-        _claim_blocks(
-            start, grid, pre_dag, batch_dag, post_dag, pre_ops, batch_ops, post_ops,
-                nbytes, batches, pipelined, split, inst_base, constraint, low, high, ints,
-                floats, ok, longest, claimed
-        )  # fmt: skip
+        _claim_blocks(start, grid, pre_dag, batch_dag, post_dag, pre_ops, batch_ops,
+                      post_ops, nbytes, batches, pipelined, split, inst_base, constraint,
+                      low, high, ints, floats, ok, longest, claimed)  # fmt: skip
 
 
 def result_matrices(size: int, n_axes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -14,7 +14,7 @@ import polars as pl
 import pytest
 
 import nerframe
-from nerframe.kernels.sweep_chunk import claim
+from nerframe.kernels.sweep_chunk import INT_ROWS, claim
 from nerframe.scheduling import frame_figures, overlaps
 from nerframe.sweep_specs import sweep_spec
 from nerframe.sweep_store import part_path, write_part
@@ -197,3 +197,42 @@ def test_kernel_threads_sleep_between_sweep_chunks() -> None:
     assert used == "PASSIVE"
     assert seconds < 0.02
     assert _idle_cpu("passive")[1] == "passive"
+
+
+@pytest.mark.parametrize("when", ["at once", "after the caller", "never"])
+def test_a_helper_thread_computes_blocks_of_the_same_chunk(when: str) -> None:
+    """A store's writer thread joins the kernel when it is free: however late it comes
+    (or if it never does), the chunk's rows equal those computed without it."""
+    import threading
+
+    spec = sweep_spec(
+        {
+            "graphs": ["neurex"],
+            "hardware": "neurex",
+            "grid": {"frequency_mhz": list(range(100, 2100)), "dram_pj_per_byte": [0, 3, 9]},
+        }
+    )  # 6,000 configurations: six blocks
+    evaluate = Evaluator(spec)
+    task = Task(0, 0, 0, 0, 6000)
+    alone = evaluate.kernel(task)
+    late: list = []
+    helped = []
+
+    def helper(work) -> None:
+        if when == "at once":
+            thread = threading.Thread(target=lambda: helped.append(work()))
+            thread.start()
+            late.append(thread)
+        else:
+            late.append(work)
+
+    together = evaluate.kernel(task, helper=helper)
+    copy = [m.copy() for m in together]
+    if when == "after the caller":
+        late.pop()()  # computes nothing: every block is done
+    elif when == "at once":
+        late.pop().join()
+        assert helped == [None]
+    rows = (slice(len(INT_ROWS)), slice(None), slice(None))  # the axes are float: the
+    for a, b, c, r in zip(alone, together, copy, rows, strict=True):  # int rows unset
+        assert np.array_equal(a[r], b[r]) and np.array_equal(b[r], c[r])
