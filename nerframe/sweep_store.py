@@ -52,14 +52,15 @@ from nerframe.sweep_specs import SweepSpec, spec_identity
 from nerframe.sweeps import Evaluator, Matrices, Task, tasks
 
 TABLE = "sweep"
-# Encoding is what store mode adds to a sweep, so parts are written as cheaply as
-# pyarrow writes: no compression, no statistics (result columns are unsorted within
-# a part, so queries could skip little), no dictionary but the Enum columns', the
-# columns that are never null required, and values taken 65,536 at a time rather
-# than 1,024: 136 bytes a row for neurex. polars' writer took 1.7 times the CPU, for
-# 78 bytes (it dictionary-encodes every integer column it can), pyarrow with
-# dictionaries for the axis columns 1.2 times for 105, and lz4 with statistics 1.7
-# times polars' for 42.
+# Encoding and writing are what store mode adds to a sweep. Parts are written by
+# pyarrow without compression or statistics (result columns are unsorted within a
+# part, so queries could skip little), dictionary-encoding the columns that take few
+# values in a part (labels, axes, cycle counts; not `config` and the float figures),
+# with the columns that are never null marked required, values taken 65,536 at a
+# time: about 72 bytes a row for neurex. Bytes cost as much as encoding: writing new
+# files took about 1.3 ms of CPU per MB on the development machine. polars' writer
+# took about the same CPU for 78 bytes; pyarrow without dictionaries 0.7 of it for
+# 136; lz4 with statistics 1.7 times polars' for 42.
 PARQUET: dict[str, Any] = {
     "compression": "none",
     "write_statistics": False,
@@ -67,6 +68,8 @@ PARQUET: dict[str, Any] = {
 }
 # Rows of a row group at most (a part's groups are of near-equal sizes).
 ROW_GROUP = 65_536
+# Columns with about as many values as rows: plain encoded.
+_PLAIN = frozenset({"config", "feasible", *FLOAT_ROWS})
 
 
 def part_path(store: Path, spec: SweepSpec, names: list[str], task: Task) -> Path:
@@ -112,8 +115,8 @@ def encode_part(frame: pl.DataFrame, sink: str | Path | IO[bytes]) -> None:
 
 
 def _part_writer(sink: str | Path | IO[bytes], schema: pa.Schema) -> pq.ParquetWriter:
-    enums = [f.name for f in schema if pa.types.is_dictionary(f.type)]
-    return pq.ParquetWriter(sink, schema, use_dictionary=enums, **PARQUET)
+    dictionary = [f.name for f in schema if f.name not in _PLAIN]
+    return pq.ParquetWriter(sink, schema, use_dictionary=dictionary, **PARQUET)
 
 
 def _write_groups(writer: pq.ParquetWriter, table: pa.Table) -> None:
