@@ -3,7 +3,8 @@
 - configurations/s of `nerframe.sweep` in memory and into a store, for the 5-op
   neurex graph and a 20-op graph (four neurex passes chained; written here as a
   graph file until traced graphs land), with the kernel alone as the ceiling;
-- store mode as a share of in-memory (asserted >= 60 %);
+- store mode as a share of in-memory (asserted >= 60 %), from store runs that
+  alternate with as many in-memory ones, so that both see the same load;
 - the local backend against a Dask LocalCluster on the same store sweep (parts
   asserted byte-identical);
 - peak RSS of a 100 M-configuration sweep printing its best rows (asserted < 2 GB).
@@ -26,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -95,17 +97,20 @@ def test_sweep_rates(benchmark, graph_name: str, tmp_path: Path) -> None:
     nerframe.sweep(graph, accel, {"frequency_mhz": [1000]})  # compile outside the timing
     result = benchmark.pedantic(nerframe.sweep, args=(graph, accel, GRID), rounds=3, iterations=1)
     assert result.height == CONFIGS
-    memory = benchmark.stats.stats.min
-    stores = iter(range(10))
-    store = _seconds(
-        lambda: nerframe.sweep(graph, accel, GRID, output=tmp_path / f"s{next(stores)}"), 3
-    )
+    in_memory = benchmark.stats.stats.min
+    # The share compares store runs with in-memory runs that alternate with them, as
+    # many of each, so that both see the same load whatever else the machine does.
+    memory, store = float("inf"), float("inf")
+    for n in range(5):
+        memory = min(memory, _seconds(lambda: nerframe.sweep(graph, accel, GRID), 1))
+        into = partial(nerframe.sweep, graph, accel, GRID, output=tmp_path / f"s{n}")
+        store = min(store, _seconds(into, 1))
     spec = sweep_spec({"graphs": [graph], "hardware": accel, "grid": GRID})
     evaluate = Evaluator(spec)
     kernel = _seconds(lambda: evaluate.kernel(Task(0, 0, 0, 0, CONFIGS)), 3)
     benchmark.extra_info.update(
         ops=graph.ops.height,
-        in_memory_per_s=round(CONFIGS / memory),
+        in_memory_per_s=round(CONFIGS / in_memory),
         store_per_s=round(CONFIGS / store),
         kernel_per_s=round(CONFIGS / kernel),
         store_share=round(memory / store, 2),
@@ -117,7 +122,7 @@ def test_sweep_rates(benchmark, graph_name: str, tmp_path: Path) -> None:
         load_average=round(os.getloadavg()[0], 2),
     )
     if graph_name == "neurex":
-        assert CONFIGS / memory >= TARGET_PER_S
+        assert CONFIGS / in_memory >= TARGET_PER_S
     assert memory / store >= MIN_STORE_SHARE
 
 

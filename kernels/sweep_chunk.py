@@ -37,6 +37,7 @@ every configuration of the grid is schedulable.
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -311,6 +312,64 @@ def _block(
     return longest
 
 
+@njit(cache=True, nogil=True)
+def _claim_blocks(
+    start: int,
+    grid: Grid,
+    pre_dag: Dag,
+    batch_dag: Dag,
+    post_dag: Dag,
+    pre_ops: OpArrays,
+    batch_ops: OpArrays,
+    post_ops: OpArrays,
+    nbytes: np.ndarray,
+    batches: int,
+    pipelined: bool,
+    split: bool,
+    inst_base: np.ndarray,
+    constraint: np.ndarray,
+    low: np.ndarray,
+    high: np.ndarray,
+    ints: np.ndarray,
+    floats: np.ndarray,
+    ok: np.ndarray,
+    longest: np.ndarray,
+    claimed: np.ndarray,
+) -> None:
+    # Claims the next unclaimed block (``claimed`` counts them) until none is left,
+    # rather than taking a fixed share: a thread that shares its core (with another
+    # process) then computes fewer blocks instead of keeping the others waiting at
+    # the end, and threads can join late (a store's writer thread, done writing).
+    size = ok.shape[0]
+    while True:
+        b: int = claim(claimed)  # type: ignore[call-arg]  # typed by numba
+        if b >= longest.shape[0]:
+            break
+        longest[b] = _block(
+            b * BLOCK,
+            min(size, (b + 1) * BLOCK),
+            start,
+            grid,
+            pre_dag,
+            batch_dag,
+            post_dag,
+            pre_ops,
+            batch_ops,
+            post_ops,
+            nbytes,
+            batches,
+            pipelined,
+            split,
+            inst_base,
+            constraint,
+            low,
+            high,
+            ints,
+            floats,
+            ok,
+        )
+
+
 @njit(cache=True, parallel=True)
 def _blocks(
     start: int,
@@ -333,42 +392,13 @@ def _blocks(
     floats: np.ndarray,
     ok: np.ndarray,
     longest: np.ndarray,
+    claimed: np.ndarray,
     threads: int,
 ) -> None:
-    # Each thread claims the next unclaimed block until none is left, rather than
-    # taking a fixed share: a thread that shares its core (with a store's writer
-    # thread, or another process) then computes fewer blocks instead of keeping the
-    # others waiting at the end of the loop.
-    size = ok.shape[0]
-    claimed = np.zeros(1, np.int64)
     for _ in prange(threads):
-        while True:
-            b: int = claim(claimed)  # type: ignore[call-arg]  # typed by numba
-            if b >= longest.shape[0]:
-                break
-            longest[b] = _block(
-                b * BLOCK,
-                min(size, (b + 1) * BLOCK),
-                start,
-                grid,
-                pre_dag,
-                batch_dag,
-                post_dag,
-                pre_ops,
-                batch_ops,
-                post_ops,
-                nbytes,
-                batches,
-                pipelined,
-                split,
-                inst_base,
-                constraint,
-                low,
-                high,
-                ints,
-                floats,
-                ok,
-            )
+        _claim_blocks(start, grid, pre_dag, batch_dag, post_dag, pre_ops, batch_ops,
+                      post_ops, nbytes, batches, pipelined, split, inst_base, constraint,
+                      low, high, ints, floats, ok, longest, claimed)  # fmt: skip
 
 
 def result_matrices(size: int, n_axes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -394,6 +424,7 @@ def evaluate_chunk(
     low: np.ndarray,
     high: np.ndarray,
     out: tuple[np.ndarray, np.ndarray, np.ndarray],
+    helper: Callable[[Callable[[], None]], None] | None = None,
 ) -> float:
     """Evaluate grid rows ``start..start+size-1`` into `out` (`result_matrices` of
     `size` rows) on the graph whose phases (pre, batch, post) are `dags` and `ops`,
@@ -409,6 +440,11 @@ def evaluate_chunk(
     matrix is left unset) and the feasibility mask. Returns the largest float
     estimate of a frame's cycles (at least 2**62 means an int64 overflow: the
     caller raises).
+
+    `helper`, if given, is handed a function that computes blocks of the chunk
+    too, to run on another thread when that thread is free (one fewer of numba's
+    threads computes them then): a store's writer thread, done writing a part,
+    computes blocks instead of competing with the kernel for the cores.
     """
     ints, floats, ok = out
     size = ok.shape[0]
@@ -416,6 +452,39 @@ def evaluate_chunk(
     if longest.size == 1:  # one block: waking the thread pool would cost more
         return float(_block(0, size, start, grid, *dags, *ops, nbytes, batches, pipelined,
                             split, inst_base, constraint, low, high, ints, floats, ok))  # fmt: skip
-    _blocks(start, grid, *dags, *ops, nbytes, batches, pipelined, split, inst_base,
-            constraint, low, high, ints, floats, ok, longest, get_num_threads())  # fmt: skip
+    args = (start, grid, *dags, *ops, nbytes, batches, pipelined, split, inst_base,
+            constraint, low, high, ints, floats, ok, longest, np.zeros(1, np.int64))  # fmt: skip
+    if helper is None:
+        _blocks(*args, get_num_threads())
+    else:
+        joined = _Join(args)
+        helper(joined.work)
+        _blocks(*args, max(get_num_threads() - 1, 1))
+        joined.wait()
     return float(longest.max(initial=0.0))
+
+
+class _Join:
+    """Blocks of one chunk claimed by a helper thread too, if it comes in time."""
+
+    def __init__(self, args: tuple[Any, ...]) -> None:
+        self._args: tuple[Any, ...] | None = args
+        self._working = threading.Condition()
+        self._busy = False
+
+    def work(self) -> None:
+        """Compute unclaimed blocks (none once `wait` has returned)."""
+        with self._working:
+            args, self._busy = self._args, self._args is not None
+        if args is None:
+            return
+        _claim_blocks(*args)
+        with self._working:
+            self._busy = False
+            self._working.notify()
+
+    def wait(self) -> None:
+        """Return once the helper computes no block: it never started or it finished."""
+        with self._working:
+            self._args = None
+            self._working.wait_for(lambda: not self._busy)

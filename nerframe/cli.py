@@ -298,7 +298,7 @@ def _estimate(spec: SweepSpec) -> str:
     import io
     import time
 
-    from nerframe.sweep_store import PARQUET
+    from nerframe.sweep_store import encode_part
     from nerframe.sweeps import Evaluator, Task
 
     sample = min(spec.hardware_points, 50_000)
@@ -308,7 +308,7 @@ def _estimate(spec: SweepSpec) -> str:
     frame = evaluate(Task(0, 0, 0, 0, sample))
     seconds = (time.perf_counter() - start) / sample * spec.configurations
     buffer = io.BytesIO()
-    frame.write_parquet(buffer, **PARQUET)
+    encode_part(frame, buffer)
     gigabytes = buffer.tell() / sample * spec.configurations / 1e9
     return (
         f"this sweep has {spec.configurations:,} configurations: about "

@@ -23,7 +23,7 @@ stopped, and ``backend="dask"`` runs the tasks on a Dask cluster
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -66,6 +66,8 @@ from nerframe.sweep_specs import (
 BACKENDS = ("local", "dask")
 Matrices = tuple[np.ndarray, np.ndarray, np.ndarray]
 """The fused kernel's int64 and float64 result rows and feasibility mask of one task."""
+Helper = Callable[[Callable[[], None]], None]
+"""Runs a function on another thread when that thread is free (see `evaluate_chunk`)."""
 
 
 class Task(NamedTuple):
@@ -161,12 +163,15 @@ class Evaluator:
             self._key = (graph, point)
         return self._prepared
 
-    def __call__(self, task: Task, out: Matrices | None = None) -> pl.DataFrame:
-        """The rows of one task, computed into `out` (fresh `result_matrices` by default).
-        The columns share memory with `out`: reuse it only once the rows are dropped."""
+    def __call__(
+        self, task: Task, out: Matrices | None = None, helper: Helper | None = None
+    ) -> pl.DataFrame:
+        """The rows of one task, computed into `out` (fresh `result_matrices` by default),
+        with the help of `helper` (see `evaluate_chunk`). The columns share memory with
+        `out`: reuse it only once the rows are dropped."""
         spec = self.spec
         prepared = self._prepare(task.graph, task.point)
-        ints, floats, feasible = self.kernel(task, out)
+        ints, floats, feasible = self.kernel(task, out, helper)
         size = task.stop - task.start
         columns: dict[str, Any] = {
             "graph": self._graphs.new_from_index(prepared.name, size),
@@ -191,7 +196,9 @@ class Evaluator:
         columns["feasible"] = feasible
         return pl.DataFrame(columns)
 
-    def kernel(self, task: Task, out: Matrices | None = None) -> Matrices:
+    def kernel(
+        self, task: Task, out: Matrices | None = None, helper: Helper | None = None
+    ) -> Matrices:
         """The fused kernel's result matrices for one task (see `evaluate_chunk`)."""
         spec = self.spec
         prepared = self._prepare(task.graph, task.point)
@@ -221,6 +228,7 @@ class Evaluator:
             self._low,
             self._high,
             out,
+            helper,
         )
         if longest >= 2**62:
             raise InvalidInputError(

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import math
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numba
@@ -11,7 +14,7 @@ import polars as pl
 import pytest
 
 import nerframe
-from nerframe.kernels.sweep_chunk import claim
+from nerframe.kernels.sweep_chunk import INT_ROWS, claim
 from nerframe.scheduling import frame_figures, overlaps
 from nerframe.sweep_specs import sweep_spec
 from nerframe.sweep_store import part_path, write_part
@@ -161,3 +164,75 @@ def test_threads_claim_every_block_exactly_once() -> None:
     threads = numba.get_num_threads()
     taken = _tickets(threads, 200_000)
     assert taken.sum(axis=0).tolist() == [1] * 200_000
+
+
+_IDLE = """
+import os, time, nerframe
+grid = {"frequency_mhz": list(range(1, 3001))}  # three blocks: the parallel loop runs
+idle = 0.0
+for _ in range(20):
+    nerframe.sweep("neurex", "neurex", grid)
+    start = time.process_time()
+    time.sleep(0.02)
+    idle += time.process_time() - start
+print(idle, os.environ.get("OMP_WAIT_POLICY", "unset"))
+"""
+
+
+def _idle_cpu(policy: str | None) -> tuple[float, str]:
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    if policy is not None:
+        env["OMP_WAIT_POLICY"] = policy
+    done = subprocess.run(
+        [sys.executable, "-c", _IDLE], env=env, capture_output=True, text=True, check=True
+    )
+    seconds, used = done.stdout.split()
+    return float(seconds), used
+
+
+def test_kernel_threads_sleep_between_sweep_chunks() -> None:
+    """OpenMP threads spin about 8 ms after each parallel loop by default (160 ms of
+    CPU over these twenty idle pauses); nerframe lets them sleep, unless told otherwise."""
+    seconds, used = _idle_cpu(None)
+    assert used == "PASSIVE"
+    assert seconds < 0.02
+    assert _idle_cpu("passive")[1] == "passive"
+
+
+@pytest.mark.parametrize("when", ["at once", "after the caller", "never"])
+def test_a_helper_thread_computes_blocks_of_the_same_chunk(when: str) -> None:
+    """A store's writer thread joins the kernel when it is free: however late it comes
+    (or if it never does), the chunk's rows equal those computed without it."""
+    import threading
+
+    spec = sweep_spec(
+        {
+            "graphs": ["neurex"],
+            "hardware": "neurex",
+            "grid": {"frequency_mhz": list(range(100, 2100)), "dram_pj_per_byte": [0, 3, 9]},
+        }
+    )  # 6,000 configurations: six blocks
+    evaluate = Evaluator(spec)
+    task = Task(0, 0, 0, 0, 6000)
+    alone = evaluate.kernel(task)
+    late: list = []
+    helped = []
+
+    def helper(work) -> None:
+        if when == "at once":
+            thread = threading.Thread(target=lambda: helped.append(work()))
+            thread.start()
+            late.append(thread)
+        else:
+            late.append(work)
+
+    together = evaluate.kernel(task, helper=helper)
+    copy = [m.copy() for m in together]
+    if when == "after the caller":
+        late.pop()()  # computes nothing: every block is done
+    elif when == "at once":
+        late.pop().join()
+        assert helped == [None]
+    rows = (slice(len(INT_ROWS)), slice(None), slice(None))  # the axes are float: the
+    for a, b, c, r in zip(alone, together, copy, rows, strict=True):  # int rows unset
+        assert np.array_equal(a[r], b[r]) and np.array_equal(b[r], c[r])

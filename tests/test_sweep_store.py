@@ -192,3 +192,86 @@ def test_top_from_a_store_equals_top_in_memory(tmp_path: Path, capsys) -> None:
     )
     assert shown["config"].to_list() == fastest["config"].head(4).to_list()
     assert shown.height == 4
+
+
+def test_parts_hold_row_groups_required_columns_and_nulls(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A part of 7 rows with row groups of at most 3 holds groups of 2, 2 and 3 (the
+    sweep's last part is computed and written a group at a time, the others whole,
+    with the same bytes); only the figures that may have no value are optional, and
+    their nulls read back."""
+    import pyarrow.parquet as pq
+
+    from nerframe import sweep_store
+    from nerframe.sweep_specs import sweep_spec
+    from nerframe.sweeps import Evaluator, tasks
+
+    monkeypatch.setattr(sweep_store, "ROW_GROUP", 3)
+    spec = {
+        "graphs": ["neurex"],
+        "hardware": "xavier_nx",  # publishes no area for some modules: area_mm2 is null
+        "grid": {"frequency_mhz": [300, 700, 900], "dram_bandwidth_gbps": [10, 20, 40]},
+        "chunk_size": 7,
+    }
+    rows = nerframe.sweep(spec, output=tmp_path / "s").collect()
+    expected = nerframe.sweep(spec)
+    assert expected["area_mm2"].null_count() == 9
+    assert rows.equals(expected)
+    first, second = sorted((tmp_path / "s").rglob("*.parquet"))
+    for part, sizes in ((first, [2, 2, 3]), (second, [2])):
+        meta = pq.ParquetFile(part).metadata
+        assert [meta.row_group(g).num_rows for g in range(meta.num_row_groups)] == sizes
+    evaluate = Evaluator(sweep_spec(spec))
+    for task, part in zip(tasks(sweep_spec(spec)), (first, second), strict=True):
+        sweep_store.write_part(tmp_path / "fresh.parquet", evaluate(task))
+        assert part.read_bytes() == (tmp_path / "fresh.parquet").read_bytes()
+    optional = {f.name for f in pq.read_schema(first) if f.nullable}
+    assert optional == {
+        "frame_time_s",
+        "fps",
+        "energy_per_frame_j",
+        "avg_power_w",
+        "dram_utilization",
+        "area_mm2",
+        "peak_tflops",
+    }
+
+
+def test_an_error_in_the_middle_of_a_part_leaves_no_part_and_resume_finishes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The last part is written a row group at a time: an error between its groups
+    leaves the parts before it, nothing of it, and a store that resumes."""
+    from nerframe import sweep_store
+    from nerframe.sweeps import Evaluator
+
+    monkeypatch.setattr(sweep_store, "ROW_GROUP", 3)
+    calls = []
+    evaluate = Evaluator.__call__
+
+    def failing(self, task, out=None, helper=None):
+        calls.append((task.start, task.stop))
+        if len(calls) == 3:  # the last part's second group
+            raise nerframe.NerframeError("disk on fire")
+        return evaluate(self, task, out, helper)
+
+    monkeypatch.setattr(Evaluator, "__call__", failing)
+    spec = {
+        "graphs": ["neurex"],
+        "hardware": "neurex",
+        "grid": {
+            "frequency_mhz": [300, 700, 900, 1100, 1300, 1500, 1700],
+            "dram_pj_per_byte": [1, 2],
+        },
+        "chunk_size": 7,
+    }
+    store = tmp_path / "s"
+    with pytest.raises(nerframe.NerframeError, match="disk on fire"):
+        nerframe.sweep(spec, output=store)
+    assert calls == [(0, 7), (7, 9), (9, 11)]
+    assert [p.name for p in store.rglob("*.parquet")] == ["part-000000.parquet"]
+    assert not [p for p in store.rglob("*") if p.name.endswith(".tmp")]
+    monkeypatch.setattr(Evaluator, "__call__", evaluate)
+    assert nerframe.sweep(spec, output=store).collect().equals(nerframe.sweep(spec))
+    assert incomplete(store) is None
