@@ -24,9 +24,10 @@ from nerframe.sweeps import Evaluator, Task
 # One evaluator per spec per worker thread (an evaluator reuses buffers, so threads
 # never share one), so consecutive tasks of one workload point reuse its mapped graph.
 _LOCAL = threading.local()
-# numba's default (workqueue) threading layer must not run parallel kernels from two
-# threads at once: tasks of one worker process compute one at a time, and write
-# their parts concurrently.
+# numba's workqueue threading layer (its fallback where neither TBB nor OpenMP loads)
+# must not run parallel kernels from two threads at once: tasks of one worker
+# process compute one at a time, whichever layer it has, and write their parts
+# concurrently.
 _COMPUTING = threading.Lock()
 
 
