@@ -46,6 +46,8 @@ def connect(store: str | Path) -> duckdb.DuckDBPyConnection:
     >>> con.close()
     """
     con = duckdb.connect(":memory:")
+    # DuckDB's own progress bar writes to stdout, into the caller's table or pipe.
+    con.execute("SET enable_progress_bar = false")
     for table, parts in tables(store).items():
         files = ", ".join(_literal(str(p)) for p in parts)
         # graph and accelerator are real columns, so the hive folder names are not read.

@@ -145,6 +145,31 @@ def test_views_cover_every_table_without_hive_columns(store: Path) -> None:
     assert con.execute("SELECT COUNT(*) FROM schedule").fetchone() == (7 * 3 + 5 * 2 + 4 * 3,)
 
 
+def test_duckdb_draws_no_progress_bar_into_stdout(store: Path) -> None:
+    # DuckDB draws its bar on stdout once a query runs over 2 s (a named query over a
+    # 10 M-row sweep store did, in a pipe): stdout is the caller's table.
+    con = connect(store)
+    assert con.sql("SELECT current_setting('enable_progress_bar')").fetchall() == [(False,)]
+    con.close()
+
+
+def test_best_under_budget_breaks_fps_ties_by_energy_then_config(tmp_path: Path) -> None:
+    # A module's power changes the energy and not the fps; its area changes neither:
+    # all six rows tie on fps, two of them on energy too.
+    grid = {
+        "systolic_array_32x32.power_uw": [3.0e5, 1.0e5, 2.0e5],
+        "systolic_array_32x32.area_um2": [2.0, 1.0],
+    }
+    accel = nerframe.accelerator("neurex")
+    rows = nerframe.sweep(nerframe.pipeline("neurex"), accel, grid, output=tmp_path / "s")
+    rows = rows.collect()
+    assert rows["fps"].n_unique() == 1 and rows["energy_per_frame_j"].n_unique() == 3
+    best = query("best_under_budget", tmp_path / "s")
+    # config counts the last axis fastest: power 1e5 is the second value, area 2.0 the first
+    assert best["config"].to_list() == [2]
+    assert best.row(0) == rows.filter(config=2).row(0)
+
+
 def test_named_queries_are_documented_and_use_analyze_views() -> None:
     queries = named_queries()
     analyze_queries = {"roofline", "bottlenecks", "breakdown", "matrix", "top_ops", "speedup"}
