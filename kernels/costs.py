@@ -567,7 +567,7 @@ def cost_rows(
 
 
 def cost_kernel(inputs: CostInputs, outputs: CostOutputs) -> tuple[int, int]:
-    """Check every row of `inputs` and fill `outputs`; return (invalid blocks,
+    """Check every row of `inputs` and fill `outputs`; return (invalid rows,
     overflowing rows), as `cost_rows` does. Tables of `PARALLEL_FROM` rows or more
     are split into one share per numba thread, costed by the calling thread and
     a pool of helper threads at once (`cost_rows` runs without the GIL)."""
