@@ -41,35 +41,19 @@ from typing import IO, Any
 
 import polars as pl
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from nerframe.atomic import atomic_path
 from nerframe.errors import NerframeError, StoreError
 from nerframe.kernels.sweep_chunk import FLOAT_ROWS, result_matrices
+from nerframe.parquet_parts import PartFile
 from nerframe.progress import Progress
 from nerframe.store import locked, read_manifest, write_manifest
 from nerframe.sweep_specs import SweepSpec, spec_identity
 from nerframe.sweeps import Evaluator, Matrices, Task, tasks
 
 TABLE = "sweep"
-# Encoding and writing are what store mode adds to a sweep. Parts are written by
-# pyarrow without compression or statistics (result columns are unsorted within a
-# part, so queries could skip little), dictionary-encoding the columns that take few
-# values in a part (labels, axes, cycle counts; not `config` and the float figures),
-# with the columns that are never null marked required, values taken 65,536 at a
-# time: about 72 bytes a row for neurex. Bytes cost as much as encoding: writing new
-# files took about 1.3 ms of CPU per MB on the development machine. polars' writer
-# took about the same CPU for 78 bytes; pyarrow without dictionaries 0.7 of it for
-# 136; lz4 with statistics 1.7 times polars' for 42.
-PARQUET: dict[str, Any] = {
-    "compression": "none",
-    "write_statistics": False,
-    "write_batch_size": 65_536,
-}
 # Rows of a row group at most (a part's groups are of near-equal sizes).
 ROW_GROUP = 65_536
-# Columns with about as many values as rows: plain encoded.
-_PLAIN = frozenset({"config", "feasible", *FLOAT_ROWS})
 
 
 def part_path(store: Path, spec: SweepSpec, names: list[str], task: Task) -> Path:
@@ -101,7 +85,8 @@ def _table(frame: pl.DataFrame) -> pa.Table:
 
 
 def encode_part(frame: pl.DataFrame, sink: str | Path | IO[bytes]) -> None:
-    """Write the rows of one chunk as a Parquet part into `sink`.
+    """Write the rows of one chunk as a Parquet part into `sink` (see
+    `nerframe.parquet_parts` for how).
 
     >>> import io
     >>> buffer = io.BytesIO()
@@ -110,18 +95,16 @@ def encode_part(frame: pl.DataFrame, sink: str | Path | IO[bytes]) -> None:
     [(0, 30.0), (1, None)]
     """
     table = _table(frame)
-    with _part_writer(sink, table.schema) as writer:
-        _write_groups(writer, table)
+    with contextlib.ExitStack() as stack:
+        if isinstance(sink, str | Path):
+            sink = stack.enter_context(open(sink, "wb"))
+        with PartFile(sink, table.schema) as part:
+            _write_groups(part, table)
 
 
-def _part_writer(sink: str | Path | IO[bytes], schema: pa.Schema) -> pq.ParquetWriter:
-    dictionary = [f.name for f in schema if f.name not in _PLAIN]
-    return pq.ParquetWriter(sink, schema, use_dictionary=dictionary, **PARQUET)
-
-
-def _write_groups(writer: pq.ParquetWriter, table: pa.Table) -> None:
+def _write_groups(part: PartFile, table: pa.Table) -> None:
     for start, stop in row_groups(table.num_rows):
-        writer.write_table(table.slice(start, stop - start), row_group_size=stop - start)
+        part.write(table.slice(start, stop - start))
 
 
 def write_part(path: Path, frame: pl.DataFrame) -> None:
@@ -266,7 +249,7 @@ class _Writer:
         self._done: queue.Queue[Matrices] = queue.Queue()
         self._free: list[Matrices] = []
         self._error: BaseException | None = None
-        self._part: tuple[contextlib.ExitStack, pq.ParquetWriter] | None = None
+        self._part: tuple[contextlib.ExitStack, PartFile] | None = None
         self._thread = threading.Thread(target=self._work, daemon=True)
         self._thread.start()
 
@@ -292,10 +275,12 @@ class _Writer:
         if self._part is None:
             with contextlib.ExitStack() as stack:
                 tmp = stack.enter_context(atomic_path(path))
-                writer = stack.enter_context(_part_writer(tmp, table.schema))
-                self._part = (stack.pop_all(), writer)
-        stack, writer = self._part
-        _write_groups(writer, table)
+                part = stack.enter_context(
+                    PartFile(stack.enter_context(open(tmp, "wb")), table.schema)
+                )
+                self._part = (stack.pop_all(), part)
+        stack, part = self._part
+        _write_groups(part, table)
         if last:
             self._part = None
             stack.close()  # closes the Parquet file, then renames it into place

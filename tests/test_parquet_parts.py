@@ -1,0 +1,117 @@
+"""Parquet parts written by copying columns: every reader reads back what was written."""
+
+from __future__ import annotations
+
+import base64
+import io
+
+import duckdb
+import numpy as np
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from nerframe.parquet_parts import PartFile
+from nerframe.sweep_store import _table
+
+ROWS = 30_000
+GROUPS = [(0, 7), (7, 12_000), (12_000, ROWS)]
+
+
+def _frame() -> pl.DataFrame:
+    """Every kind of column a sweep writes, with runs long and short, values that
+    need more than a byte of dictionary index, nulls in runs and scattered, and
+    bit patterns that compare equal as floats."""
+    i = np.arange(ROWS)
+    labels = [f"module_{k}" for k in range(300)]
+    fps = np.where(i % 7 == 3, np.nan, 1e9 / (i + 1.0))
+    fps[20_000:25_000] = np.nan
+    return pl.DataFrame(
+        {
+            "graph": pl.Series(["neurex"] * ROWS, dtype=pl.Enum(["neurex", "unused"])),
+            "bottleneck_module": pl.Series(
+                [labels[k // 100 % 300] for k in i], dtype=pl.Enum(labels)
+            ),
+            "rays": pl.Series([4096] * ROWS, dtype=pl.Int64),
+            "frequency_mhz": (i // 10 % 300 * 1.5).astype(float),
+            "batches": (i // 40 % 400).astype(np.int64),
+            "count": (i // 1000 - 7).astype(np.int64),
+            "config": i.astype(np.int64) * -3,
+            "zero": np.where(i < ROWS // 2, 0.0, -0.0),
+            "fps": pl.Series(fps, nan_to_null=True),
+            "area_mm2": pl.Series([None] * ROWS, dtype=pl.Float64),
+            "peak_tflops": pl.Series(np.full(ROWS, 2.5)),
+            "feasible": i % 3 != 0,
+        }
+    ).with_columns(pl.col("peak_tflops").fill_nan(None))
+
+
+def _part(frame: pl.DataFrame) -> bytes:
+    table = _table(frame)  # sweep parts: only their figures are nullable
+    buffer = io.BytesIO()
+    with PartFile(buffer, table.schema) as part:
+        for start, stop in GROUPS:
+            part.write(table.slice(start, stop - start))
+    return buffer.getvalue()
+
+
+def test_pyarrow_polars_and_duckdb_read_back_what_was_written(tmp_path) -> None:
+    frame = _frame()
+    path = tmp_path / "part.parquet"
+    path.write_bytes(_part(frame))
+    assert pl.read_parquet(path).equals(frame)
+    assert pl.read_parquet(path).schema == frame.schema  # enums come back as enums
+    assert pq.read_table(path).to_pylist() == frame.to_arrow().to_pylist()
+    signs = pq.read_table(path, columns=["zero"]).column(0).to_numpy()
+    assert np.signbit(signs).tolist() == np.signbit(frame["zero"].to_numpy()).tolist()
+    read = duckdb.connect().sql(f"SELECT * FROM read_parquet('{path}')").pl()
+    strings = [pl.col("graph").cast(pl.String), pl.col("bottleneck_module").cast(pl.String)]
+    assert read.equals(frame.with_columns(strings))
+    meta = pq.read_metadata(path)
+    assert [meta.row_group(g).num_rows for g in range(meta.num_row_groups)] == [7, 11_993, 18_000]
+
+
+def test_columns_with_few_runs_go_through_a_dictionary_others_are_copied(tmp_path) -> None:
+    path = tmp_path / "part.parquet"
+    path.write_bytes(_part(_frame()))
+    group = pq.read_metadata(path).row_group(2)
+    encoded = {
+        group.column(c).path_in_schema: "RLE_DICTIONARY" in group.column(c).encodings
+        for c in range(group.num_columns)
+    }
+    assert encoded == {
+        "graph": True,
+        "bottleneck_module": True,
+        "rays": True,
+        "frequency_mhz": False,  # a run in 10 rows: more than one in 16
+        "batches": True,  # 400 values: indices of 9 bits
+        "count": True,
+        "config": False,
+        "zero": True,
+        "fps": False,
+        "area_mm2": False,  # no values: an empty plain page
+        "peak_tflops": True,
+        "feasible": False,
+    }
+    config = next(group.column(c) for c in range(group.num_columns)
+                  if group.column(c).path_in_schema == "config")  # fmt: skip
+    assert config.total_compressed_size < 18_000 * 8 + 64  # values as they lie, one header
+
+
+def test_the_same_rows_give_the_same_bytes_and_pyarrows_arrow_schema() -> None:
+    frame = _frame()
+    data = _part(frame)
+    assert _part(frame.clone()) == data
+    stored = pq.read_metadata(io.BytesIO(data)).metadata[b"ARROW:schema"]
+    assert base64.b64decode(stored) == _table(frame).schema.serialize().to_pybytes()
+
+
+def test_columns_a_part_cannot_hold_are_named() -> None:
+    buffer = io.BytesIO()
+    table = pa.table({"when": pa.array([1], pa.date32())})
+    with pytest.raises(TypeError, match="when: a part holds no date32"):
+        PartFile(buffer, table.schema).write(table)
+    required = pa.schema([pa.field("config", pa.int64(), nullable=False)])
+    with pytest.raises(ValueError, match="config: a required column holds nulls"):
+        PartFile(buffer, required).write(pa.table({"config": [1, None]}))
