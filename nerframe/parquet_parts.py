@@ -46,11 +46,19 @@ _UTF8 = 0
 # A column is dictionary-encoded when a row group holds at most this share of runs.
 _RUNS_PER_ROW = 1 / 16
 
+# The runs of a column of one value.
+_FIRST = np.zeros(1, np.int64)
+
 _Field = tuple[int, int, Any]
 """A Thrift field: its id, its compact type, its value (None: left out)."""
 
 
+_BYTES = [bytes([n]) for n in range(0x80)]
+
+
 def _varint(n: int) -> bytes:
+    if n < 0x80:
+        return _BYTES[n]
     out = bytearray()
     while n >= 0x80:
         out.append(n & 0x7F | 0x80)
@@ -101,29 +109,33 @@ def _run_starts(keys: np.ndarray, limit: int) -> np.ndarray:  # pragma: no cover
 
 
 @numba.njit(cache=True, nogil=True)
-def _hybrid(values: np.ndarray, lengths: np.ndarray, width: int) -> np.ndarray:  # pragma: no cover
-    """Runs of `values` (each repeated `lengths` times) in Parquet's RLE/bit-packing
-    hybrid encoding, as RLE runs only, `width` bits a value."""
-    size = (width + 7) // 8
-    out = np.empty(values.size * (5 + size), np.uint8)
+def _hybrid(
+    starts: np.ndarray, values: np.ndarray, size: int, width: int
+) -> np.ndarray:  # pragma: no cover
+    """`size` values in runs starting at `starts` with `values`, in Parquet's
+    RLE/bit-packing hybrid encoding, as RLE runs, `width` bits a value."""
+    nbytes = (width + 7) // 8
+    out = np.empty(starts.size * (5 + nbytes), np.uint8)
     at = 0
-    for r in range(values.size):
-        header = lengths[r] << 1
+    for r in range(starts.size):
+        length = (starts[r + 1] if r + 1 < starts.size else size) - starts[r]
+        header = length << 1
         while header >= 0x80:
             out[at] = (header & 0x7F) | 0x80
             header >>= 7
             at += 1
         out[at] = header
         at += 1
-        for b in range(size):
+        for b in range(nbytes):
             out[at] = (values[r] >> (8 * b)) & 0xFF
             at += 1
     return out[:at]
 
 
-def _runs(keys: np.ndarray, starts: np.ndarray, width: int, codes: np.ndarray) -> bytes:
-    lengths = np.diff(starts, append=keys.size)
-    return _hybrid(codes, lengths, width).tobytes()
+def _levels(starts: np.ndarray, values: np.ndarray, size: int) -> bytes:
+    """Definition levels: their runs, after their size in bytes."""
+    runs = _hybrid(starts, values, size, 1)
+    return struct.pack("<i", runs.size) + runs.tobytes()
 
 
 def _physical(field: pa.Field) -> tuple[int, int | None]:
@@ -150,13 +162,11 @@ class _Chunk:
         self.physical = _physical(field)[0]
         self.levels = b""
         if field.nullable and not array.null_count:
-            runs = _hybrid(np.ones(1, np.int64), np.array([self.rows]), 1).tobytes()
-            self.levels = struct.pack("<i", len(runs)) + runs
+            self.levels = _levels(_FIRST, _FIRST + 1, self.rows)
         elif field.nullable:
             valid = np.asarray(array.is_valid()).view(np.uint8)
             starts = _run_starts(valid, valid.size)
-            runs = _runs(valid, starts, 1, valid[starts])
-            self.levels = struct.pack("<i", len(runs)) + runs
+            self.levels = _levels(starts, valid[starts], self.rows)
             array = array.drop_null()
         elif array.null_count:
             raise ValueError(f"{field.name}: a required column holds nulls")
@@ -174,7 +184,7 @@ class _Chunk:
             )
             width = max(1, (len(entries) - 1).bit_length())
             starts = _run_starts(codes, codes.size)
-            return bytes([width]) + _runs(codes, starts, width, codes[starts])
+            return bytes([width]) + _hybrid(starts, codes[starts], codes.size, width).tobytes()
         if pa.types.is_boolean(array.type):
             return np.packbits(array.to_numpy(zero_copy_only=False), bitorder="little")
         values = array.to_numpy()
@@ -188,7 +198,8 @@ class _Chunk:
         entries = np.unique(run_keys)
         self.dictionary = (entries.size, entries)
         width = max(1, (entries.size - 1).bit_length())
-        return bytes([width]) + _runs(keys, starts, width, np.searchsorted(entries, run_keys))
+        runs = _hybrid(starts, np.searchsorted(entries, run_keys), keys.size, width)
+        return bytes([width]) + runs.tobytes()
 
 
 class PartFile:

@@ -110,8 +110,14 @@ def _write_groups(part: PartFile, table: pa.Table) -> None:
 def write_part(path: Path, frame: pl.DataFrame) -> None:
     """Write one chunk atomically (same rows, same bytes, whichever backend writes it,
     and whether its row groups come at once or one by one)."""
-    with atomic_path(path) as tmp:
-        encode_part(frame, tmp)
+    with atomic_path(path) as tmp, _created(tmp) as sink:
+        encode_part(frame, sink)
+
+
+def _created(tmp: Path) -> IO[bytes]:
+    """The new, empty file `tmp` opened for writing. Not truncated: on ext4, closing a
+    file truncated to nothing and written again starts writing it out (auto_da_alloc)."""
+    return open(tmp, "r+b")
 
 
 def graph_names(spec: SweepSpec) -> list[str]:
@@ -276,7 +282,7 @@ class _Writer:
             with contextlib.ExitStack() as stack:
                 tmp = stack.enter_context(atomic_path(path))
                 part = stack.enter_context(
-                    PartFile(stack.enter_context(open(tmp, "wb")), table.schema)
+                    PartFile(stack.enter_context(_created(tmp)), table.schema)
                 )
                 self._part = (stack.pop_all(), part)
         stack, part = self._part
