@@ -1,8 +1,9 @@
 """Sweeps at campaign scale, measured in one run (``benchmark.extra_info``):
 
 - configurations/s of `nerframe.sweep` in memory and into a store, for the 5-op
-  neurex graph and a 20-op graph (four neurex passes chained; written here as a
-  graph file until traced graphs land), with the kernel alone as the ceiling;
+  neurex graph and a traced 20-op graph (five passes of the tests' tiny NeRF,
+  captured with torch; skipped without the trace extra), with the kernel alone as
+  the ceiling;
 - store mode as a share of in-memory (asserted >= 60 %), from store runs that
   alternate with as many in-memory ones, so that both see the same load;
 - the local backend against a Dask LocalCluster on the same store sweep (parts
@@ -21,7 +22,6 @@ Run with ``pytest benchmarks/test_bench_sweep.py``.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -37,6 +37,8 @@ import nerframe
 from nerframe.sweep_specs import sweep_spec
 from nerframe.sweeps import Evaluator, Task
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
 CONFIGS = 1_000_000
 GRID = {
     "frequency_mhz": np.linspace(200, 2000, 100),
@@ -48,27 +50,30 @@ TARGET_PER_S = 5e6
 MAX_RSS_MB = 2048
 
 
-def _twenty_ops(folder: Path) -> Path:
-    """Four neurex passes (sampler, hash encoding, MLP, two renderers) in one chain."""
-    ops, edges = [], []
-    for p in range(4):
-        base = len(ops)
-        ops += [
-            {"op_type": "UniformSampler", "B": 4096, "N": 64},
-            {"op_type": "HashEncoding", "B": 4096, "N": 64, "input_dim": 3, "num_levels": 16,
-             "features_per_level": 2, "log2_hashmap_size": 19},
-            {"op_type": "MLP", "B": 4096, "N": 64, "in_dim": 32, "num_layers": 4,
-             "layer_width": 64},
-            {"op_type": "RGBRenderer", "B": 4096, "N": 64},
-            {"op_type": "DensityRenderer", "B": 4096, "N": 64},
-        ]  # fmt: skip
-        edges += [[base, base + 1], [base + 1, base + 2], [base + 2, base + 3]]
-        edges += [[base + 2, base + 4]]
-        if p:
-            edges.append([base - 2, base])
-    path = folder / "twenty.json"
-    path.write_text(json.dumps({"name": "twenty", "ops": ops, "edges": edges}))
-    return path
+def _traced(folder: Path) -> nerframe.Graph:
+    """A traced graph of 20 ops: five passes of the tests' tiny NeRF (sampler, hash
+    grid, MLP, renderer), each starting from the colour the last one rendered,
+    captured with torch and mapped by the tiny NeRF's own map."""
+    torch = pytest.importorskip("torch", reason="optional: the trace extra is not installed")
+    import tiny_nerf
+
+    from nerframe.trace import capture, trace_graph
+
+    class Passes(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.passes = torch.nn.ModuleList(tiny_nerf.TinyNeRF() for _ in range(5))
+
+        def forward(self, origins: torch.Tensor, directions: torch.Tensor) -> torch.Tensor:
+            for nerf in self.passes:
+                origins = origins + 0.01 * nerf(origins, directions)
+            return origins
+
+    torch.manual_seed(0)
+    _, inputs = tiny_nerf.build()
+    trace = capture(Passes(), *inputs, repeats=1, warmup=0)
+    (folder / "tiny.yaml").write_text(tiny_nerf.MAP)
+    return trace_graph(trace, [folder / "tiny.yaml"])
 
 
 def _seconds(fn, repeat: int = 2) -> float:
@@ -86,17 +91,14 @@ def _cpu_seconds(fn) -> float:
     return time.process_time() - start
 
 
-@pytest.mark.parametrize("graph_name", ["neurex", "twenty"])
+@pytest.mark.parametrize("graph_name", ["neurex", "traced"])
 def test_sweep_rates(benchmark, graph_name: str, tmp_path: Path) -> None:
-    graph = (
-        nerframe.pipeline("neurex")
-        if graph_name == "neurex"
-        else nerframe.read_graph(_twenty_ops(tmp_path))
-    )
+    graph = nerframe.pipeline("neurex") if graph_name == "neurex" else _traced(tmp_path)
     accel = nerframe.accelerator("neurex")
     nerframe.sweep(graph, accel, {"frequency_mhz": [1000]})  # compile outside the timing
     result = benchmark.pedantic(nerframe.sweep, args=(graph, accel, GRID), rounds=3, iterations=1)
     assert result.height == CONFIGS
+    assert graph.ops.height == (5 if graph_name == "neurex" else 20)
     in_memory = benchmark.stats.stats.min
     # The share compares store runs with in-memory runs that alternate with them, as
     # many of each, so that both see the same load whatever else the machine does.
