@@ -60,6 +60,8 @@ def test_pyarrow_polars_and_duckdb_read_back_what_was_written(tmp_path) -> None:
     frame = _frame()
     path = tmp_path / "part.parquet"
     path.write_bytes(_part(frame))
+    pieces = pl.concat([frame[:20_000], frame[20_000:]], rechunk=False)  # the last group in two
+    assert pieces.n_chunks() == 2 and _part(pieces) == path.read_bytes()
     assert pl.read_parquet(path).equals(frame)
     assert pl.read_parquet(path).schema == frame.schema  # enums come back as enums
     assert pq.read_table(path).to_pylist() == frame.to_arrow().to_pylist()
