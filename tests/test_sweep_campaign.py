@@ -157,6 +157,43 @@ def test_named_queries_over_a_sweep_store(tmp_path: Path) -> None:
     assert got["fastest_value"].item() == 1000.0
 
 
+def test_pareto_query_with_ties_and_flat_graphs_equals_brute_force() -> None:
+    """The `pareto` query sorts only rows that no faster band of fps beats on energy:
+    the front is still exactly the rows nothing dominates, equal rows both kept, for
+    graphs of many fps ties, one fps, and rows without figures or infeasible."""
+    import duckdb
+
+    from nerframe.sql import named_queries
+
+    rng = np.random.default_rng(11)
+    n = 4000
+    graph = rng.choice(["a", "b", "flat"], n)
+    fps = np.where(graph == "flat", 30.0, rng.integers(1, 60, n) * 0.25)
+    rows = pl.DataFrame(
+        {
+            "graph": graph,
+            "config": np.arange(n),
+            "fps": pl.Series(np.where(rng.random(n) < 0.02, np.nan, fps), nan_to_null=True),
+            "energy_per_frame_j": rng.integers(1, 40, n) * 0.125,
+            "feasible": rng.random(n) < 0.9,
+        }
+    )
+    con = duckdb.connect()
+    con.register("sweep", rows)
+    front = con.sql(named_queries()["pareto"]).pl()
+    expected = []
+    for (name,), part in rows.filter("feasible").drop_nulls().group_by("graph"):
+        f, e = part["fps"].to_numpy(), part["energy_per_frame_j"].to_numpy()
+        beaten = [
+            ((f >= a) & (e <= b) & ((f > a) | (e < b))).any() for a, b in zip(f, e, strict=True)
+        ]
+        expected += [(name, c) for c, lost in zip(part["config"], beaten, strict=True) if not lost]
+    assert _key(front.select("graph", "config")) == sorted(expected)
+    assert front.filter(graph="flat").height > 1  # equal best rows are all on the front
+    for part in front.partition_by("graph"):
+        assert part["fps"].to_list() == sorted(part["fps"].to_list(), reverse=True)
+
+
 def test_sweep_charts_draw(tmp_path: Path) -> None:
     from nerframe.charts import save_chart
 
