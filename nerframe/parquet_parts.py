@@ -52,6 +52,8 @@ _UTF8 = 0
 # A column is dictionary-encoded when a row group holds at most this share of runs.
 _RUNS_PER_ROW = 1 / 16
 
+# Page sizes are 32-bit signed integers in Parquet's page headers.
+_PAGE_BYTES = 2**31 - 1
 # The runs of a column of one value.
 _FIRST = np.zeros(1, np.int64)
 
@@ -274,6 +276,8 @@ class PartFile:
 
     def _page(self, kind: int, header: _Field, buffers: list[Any]) -> None:
         size = sum(memoryview(b).nbytes for b in buffers)
+        if size > _PAGE_BYTES:
+            raise ValueError(f"a page of {size:,} bytes: write fewer rows at a time")
         self._put([_struct([(1, _I32, kind), (2, _I32, size), (3, _I32, size), header])])
         self._put(buffers)
 

@@ -109,6 +109,16 @@ def test_the_same_rows_give_the_same_bytes_and_pyarrows_arrow_schema() -> None:
     assert base64.b64decode(stored) == _table(frame).schema.serialize().to_pybytes()
 
 
+def test_a_page_over_the_format_s_limit_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    from nerframe import parquet_parts
+
+    monkeypatch.setattr(parquet_parts, "_PAGE_BYTES", 8 * 1000)
+    schema = pa.schema([pa.field("config", pa.int64(), nullable=False)])
+    table = pa.table({"config": np.arange(1001)}, schema=schema)
+    with pytest.raises(ValueError, match="a page of 8,008 bytes: write fewer rows at a time"):
+        PartFile(io.BytesIO(), table.schema).write(table)
+
+
 def test_columns_a_part_cannot_hold_are_named() -> None:
     buffer = io.BytesIO()
     table = pa.table({"when": pa.array([1], pa.date32())})
