@@ -232,6 +232,19 @@ def cmd_sweep(args: argparse.Namespace) -> None:
         sys.stderr.write(f"wrote {args.output}/ ({spec.configurations:,} configurations)\n")
 
 
+def _is_sweep_spec(name: str) -> bool:
+    """Whether the file `name` holds a sweep spec (its graphs and grid), not a graph."""
+    from nerframe.sweep_specs import read_spec
+
+    if not Path(name).is_file():
+        return False
+    try:
+        data = read_spec(name)
+    except NerframeError:
+        return False
+    return "graphs" in data and "ops" not in data
+
+
 def _sweep_data(args: argparse.Namespace) -> dict[str, Any]:
     """The sweep spec: the --spec file's, with the command line's choices on top."""
     from nerframe.sweep_specs import is_workload_axis, read_spec
@@ -243,6 +256,15 @@ def _sweep_data(args: argparse.Namespace) -> dict[str, Any]:
         raise NerframeError("name a pipeline or graph file to sweep (or give --spec FILE)")
     if args.hardware is not None:
         data["hardware"] = args.hardware
+    if data.get("hardware") is None:
+        raise NerframeError(
+            "name the accelerator to sweep with --hardware (or give a sweep spec with --spec FILE)"
+            + "".join(
+                f"; {name} is a sweep spec: give it with --spec"
+                for name in args.pipelines
+                if args.spec is None and _is_sweep_spec(name)
+            )
+        )
     workload: dict[str, Any] = dict(data.get("workload") or {})
     grid: dict[str, Any] = dict(data.get("grid") or {})
     limits: dict[str, Any] = dict(data.get("constraints") or {})

@@ -85,6 +85,19 @@ def test_bad_command_lines(args: list[str], message: str, capsys) -> None:
     assert err.startswith("error: ") and message in err and err.count("\n") == 1
 
 
+def test_a_sweep_spec_given_as_a_pipeline_is_named(tmp_path: Path, capsys) -> None:
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("graphs: [neurex]\nhardware: neurex\ngrid: {frequency_mhz: [500]}\n")
+    assert main(["sweep", str(spec)]) == 1
+    err = capsys.readouterr().err
+    assert err == (
+        "error: name the accelerator to sweep with --hardware (or give a sweep spec with "
+        f"--spec FILE); {spec} is a sweep spec: give it with --spec\n"
+    )
+    assert main(["sweep", "neurex", "--vary", "frequency_mhz=500"]) == 1
+    assert capsys.readouterr().err.startswith("error: name the accelerator to sweep with")
+
+
 def test_large_grids_need_yes_and_get_an_estimate(capsys) -> None:
     values = ",".join(str(v) for v in range(1, 5001))
     args = [*BASE, "--vary", f"frequency_mhz={values}", "--vary", f"dram_bandwidth_gbps={values}"]
