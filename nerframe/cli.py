@@ -236,11 +236,11 @@ def _is_sweep_spec(name: str) -> bool:
     """Whether the file `name` holds a sweep spec (its graphs and grid), not a graph."""
     from nerframe.sweep_specs import read_spec
 
-    if not Path(name).is_file():
+    if Path(name).suffix.lower() not in (".yaml", ".yml", ".json") or not Path(name).is_file():
         return False
     try:
         data = read_spec(name)
-    except NerframeError:
+    except (NerframeError, ValueError):  # not YAML, not text
         return False
     return "graphs" in data and "ops" not in data
 

@@ -61,10 +61,12 @@ _Field = tuple[int, int, Any]
 """A Thrift field: its id, its compact type, its value (None: left out)."""
 
 
+# Most varints in headers are one byte: made once.
 _BYTES = [bytes([n]) for n in range(0x80)]
 
 
 def _varint(n: int) -> bytes:
+    """`n` (not negative) as a ULEB128 varint."""
     if n < 0x80:
         return _BYTES[n]
     out = bytearray()
@@ -76,6 +78,7 @@ def _varint(n: int) -> bytes:
 
 
 def _value(kind: int, value: Any) -> bytes:
+    """A Thrift value of compact type `kind`."""
     if kind in (_I32, _I64):
         return _varint(value << 1 if value >= 0 else (-value << 1) - 1)  # zigzag
     if kind == _BINARY:
@@ -149,9 +152,8 @@ def _levels(starts: np.ndarray, values: np.ndarray, size: int) -> bytes:
 def _physical(field: pa.Field) -> tuple[int, int | None]:
     """The Parquet type of `field` and its converted type."""
     kind = field.type
-    if pa.types.is_dictionary(kind) and pa.types.is_string(kind.value_type):
-        return _BYTE_ARRAY, _UTF8
-    if pa.types.is_dictionary(kind) and pa.types.is_large_string(kind.value_type):
+    strings = pa.types.is_string, pa.types.is_large_string
+    if pa.types.is_dictionary(kind) and any(test(kind.value_type) for test in strings):
         return _BYTE_ARRAY, _UTF8
     for test, physical in ((pa.types.is_int64, _INT64), (pa.types.is_float64, _DOUBLE)):
         if test(kind):
@@ -218,14 +220,18 @@ class PartFile:
         self._groups: list[bytes] = []
         self._rows = 0
         self._at = 0
+        self._closed = False
         self._put([b"PAR1"])
 
     def _put(self, buffers: Iterable[Any]) -> None:
+        """Write `buffers` (bytes or arrays) as they lie in memory."""
         for buffer in buffers:
             self._at += self._sink.write(memoryview(buffer).cast("B"))
 
     def write(self, table: pa.Table) -> None:
         """Append the rows of `table` (of this file's schema) as one row group."""
+        if not table.schema.equals(self._schema):
+            raise ValueError(f"rows of another schema than the file's:\n{table.schema}")
         start, columns = self._at, []
         for field, column in zip(self._schema, table.columns, strict=True):
             chunk = _Chunk(
@@ -240,7 +246,6 @@ class PartFile:
                     (3, _I64, table.num_rows),
                     (5, _I64, start),
                     (6, _I64, self._at - start),
-                    (7, _I32, len(self._groups)),
                 ]
             )
         )
@@ -275,6 +280,7 @@ class PartFile:
         return _struct([(2, _I64, 0), (3, _STRUCT, meta)])
 
     def _page(self, kind: int, header: _Field, buffers: list[Any]) -> None:
+        """Write a page of `kind` (its `header` a PageHeader field) holding `buffers`."""
         size = sum(memoryview(b).nbytes for b in buffers)
         if size > _PAGE_BYTES:
             raise ValueError(f"a page of {size:,} bytes: write fewer rows at a time")
@@ -282,7 +288,10 @@ class PartFile:
         self._put(buffers)
 
     def close(self) -> None:
-        """Write the footer."""
+        """Write the footer (once, however often it is called)."""
+        if self._closed:
+            return
+        self._closed = True
         fields = [_struct([(4, _BINARY, "schema"), (5, _I32, len(self._schema))])]
         for field in self._schema:
             physical, converted = _physical(field)

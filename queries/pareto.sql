@@ -31,27 +31,19 @@ contenders AS (
     WHERE best_energy_faster IS NULL OR energy_per_frame_j < best_energy_faster
 ),
 ranked AS (
-    -- In order of falling fps (then rising energy), a row is on the front when its
-    -- energy is below that of every row before it: those are the only ones that can dominate it.
+    -- A row is on the front when it has the least energy among the rows of its fps
+    -- (equal rows are all kept) and less than every faster row.
     SELECT
         *,
         min(energy_per_frame_j) OVER (
-            PARTITION BY graph
-            ORDER BY fps DESC, energy_per_frame_j ASC, config
-            ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING
-        ) AS best_energy_before,
-        lag(fps) OVER (
-            PARTITION BY graph ORDER BY fps DESC, energy_per_frame_j ASC, config
-        ) AS fps_before,
-        lag(energy_per_frame_j) OVER (
-            PARTITION BY graph ORDER BY fps DESC, energy_per_frame_j ASC, config
-        ) AS energy_before
+            PARTITION BY graph ORDER BY fps DESC
+            RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW EXCLUDE GROUP
+        ) AS best_energy_faster,
+        min(energy_per_frame_j) OVER (PARTITION BY graph, fps) AS best_energy_same
     FROM contenders
 )
-SELECT * EXCLUDE (best_energy_before, fps_before, energy_before)
+SELECT * EXCLUDE (best_energy_faster, best_energy_same)
 FROM ranked
-WHERE best_energy_before IS NULL
-    OR energy_per_frame_j < best_energy_before
-    -- a row equal to the front row just before it is not dominated either
-    OR (fps = fps_before AND energy_per_frame_j = energy_before AND energy_per_frame_j = best_energy_before)
+WHERE energy_per_frame_j = best_energy_same
+    AND (best_energy_faster IS NULL OR energy_per_frame_j < best_energy_faster)
 ORDER BY graph, fps DESC, energy_per_frame_j, config

@@ -126,4 +126,16 @@ def test_columns_a_part_cannot_hold_are_named() -> None:
         PartFile(buffer, table.schema).write(table)
     required = pa.schema([pa.field("config", pa.int64(), nullable=False)])
     with pytest.raises(ValueError, match="config: a required column holds nulls"):
-        PartFile(buffer, required).write(pa.table({"config": [1, None]}))
+        PartFile(buffer, required).write(pa.table({"config": [1, None]}, schema=required))
+    with pytest.raises(ValueError, match="rows of another schema than the file's"):
+        PartFile(buffer, required).write(pa.table({"config": pa.array([1], pa.int32())}))
+
+
+def test_a_part_is_closed_once() -> None:
+    buffer = io.BytesIO()
+    table = pa.table({"config": [1, 2]})
+    with PartFile(buffer, table.schema) as part:
+        part.write(table)
+        part.close()
+    assert pq.read_table(buffer).to_pydict() == {"config": [1, 2]}
+    assert buffer.getvalue().count(b"PAR1") == 2

@@ -160,22 +160,29 @@ def test_named_queries_over_a_sweep_store(tmp_path: Path) -> None:
 def test_pareto_query_with_ties_and_flat_graphs_equals_brute_force() -> None:
     """The `pareto` query sorts only rows that no faster band of fps beats on energy:
     the front is still exactly the rows nothing dominates, equal rows both kept, for
-    graphs of many fps ties, one fps, and rows without figures or infeasible."""
+    graphs of many fps ties, fps a hair apart (in one band), one fps, and rows
+    without figures or infeasible. Two equal rows that a slightly faster row matches
+    on energy are both off the front (the query kept the second until 0.1.0)."""
     import duckdb
 
     from nerframe.sql import named_queries
 
     rng = np.random.default_rng(11)
     n = 4000
-    graph = rng.choice(["a", "b", "flat"], n)
-    fps = np.where(graph == "flat", 30.0, rng.integers(1, 60, n) * 0.25)
+    graph = rng.choice(["a", "b", "near", "flat"], n)
+    fps = rng.integers(1, 60, n) * 0.25
+    fps = np.where(graph == "near", 1 + rng.integers(0, 3, n) * 1e-9 + (fps > 14) * 50, fps)
+    fps = np.where(graph == "flat", 30.0, fps)
     rows = pl.DataFrame(
         {
-            "graph": graph,
-            "config": np.arange(n),
-            "fps": pl.Series(np.where(rng.random(n) < 0.02, np.nan, fps), nan_to_null=True),
-            "energy_per_frame_j": rng.integers(1, 40, n) * 0.125,
-            "feasible": rng.random(n) < 0.9,
+            "graph": [*graph, "tie", "tie", "tie", "tie"],
+            "config": np.arange(n + 4),
+            "fps": pl.Series(
+                np.append(np.where(rng.random(n) < 0.02, np.nan, fps), [1.0001, 1, 1, 100]),
+                nan_to_null=True,
+            ),
+            "energy_per_frame_j": np.append(rng.integers(1, 40, n) * 0.125, [1.0, 1, 1, 5]),
+            "feasible": np.append(rng.random(n) < 0.9, [True] * 4),
         }
     )
     con = duckdb.connect()
@@ -190,6 +197,7 @@ def test_pareto_query_with_ties_and_flat_graphs_equals_brute_force() -> None:
         expected += [(name, c) for c, lost in zip(part["config"], beaten, strict=True) if not lost]
     assert _key(front.select("graph", "config")) == sorted(expected)
     assert front.filter(graph="flat").height > 1  # equal best rows are all on the front
+    assert front.filter(graph="tie")["config"].to_list() == [n + 3, n]
     for part in front.partition_by("graph"):
         assert part["fps"].to_list() == sorted(part["fps"].to_list(), reverse=True)
 

@@ -94,8 +94,11 @@ def test_a_sweep_spec_given_as_a_pipeline_is_named(tmp_path: Path, capsys) -> No
         "error: name the accelerator to sweep with --hardware (or give a sweep spec with "
         f"--spec FILE); {spec} is a sweep spec: give it with --spec\n"
     )
-    assert main(["sweep", "neurex", "--vary", "frequency_mhz=500"]) == 1
-    assert capsys.readouterr().err.startswith("error: name the accelerator to sweep with")
+    for graph in ("neurex", tmp_path / "model.json"):  # a pipeline; a file of any bytes
+        (tmp_path / "model.json").write_bytes(b"\xff\xfe\x00")
+        assert main(["sweep", str(graph), "--vary", "frequency_mhz=500"]) == 1
+        err = capsys.readouterr().err
+        assert err.startswith("error: name the accelerator to sweep with") and "spec:" not in err
 
 
 def test_large_grids_need_yes_and_get_an_estimate(capsys) -> None:
