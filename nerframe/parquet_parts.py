@@ -7,12 +7,13 @@ the writer thread's CPU fell from 130-250 ms to 60-75 ms per 1 M rows). Sweep
 columns need no encoder: fixed-width values go into their pages as they lie in
 memory (Parquet's PLAIN encoding is little-endian values); a column with few runs
 in a row group (labels, workload values, slow axes) is dictionary-encoded from its
-runs, and validity goes as runs of definition levels. Nothing is compressed and
+runs, integers in steps (`config`) go as DELTA_BINARY_PACKED blocks of bit width
+0, and validity goes as runs of definition levels. Nothing is compressed and
 there are no statistics: result columns are unsorted within a part, so readers
 could skip little. The Arrow schema is stored as pyarrow stores it, so pyarrow and
 polars read enums back as enums. One data page per column and row group.
 
-Parts hold about 85 bytes a row for neurex (pyarrow's held 72): a column of many
+Parts hold about 77 bytes a row for neurex (pyarrow's held 72): a column of many
 runs is copied even when it takes few values. Dictionary-encoding those too
 (hashing and bit-packing in numba) made parts of 58 bytes a row but cost more CPU
 than the bytes saved: store mode at 64-73 % of in-memory speed instead of 76-82 %.
@@ -46,7 +47,7 @@ _I32, _I64, _BINARY, _LIST, _STRUCT = 5, 6, 8, 9, 12
 # Parquet enums.
 _BOOLEAN, _INT64, _DOUBLE, _BYTE_ARRAY = 0, 2, 5, 6
 _REQUIRED, _OPTIONAL = 0, 1
-_PLAIN, _RLE, _RLE_DICTIONARY = 0, 3, 8
+_PLAIN, _RLE, _DELTA_BINARY_PACKED, _RLE_DICTIONARY = 0, 3, 5, 8
 _DATA_PAGE, _DICTIONARY_PAGE = 0, 2
 _UTF8 = 0
 # A column is dictionary-encoded when a row group holds at most this share of runs.
@@ -54,6 +55,8 @@ _RUNS_PER_ROW = 1 / 16
 
 # Page sizes are 32-bit signed integers in Parquet's page headers.
 _PAGE_BYTES = 2**31 - 1
+# Values a block of DELTA_BINARY_PACKED holds, in miniblocks of 32.
+_DELTA_BLOCK = 128
 # The runs of a column of one value.
 _FIRST = np.zeros(1, np.int64)
 
@@ -120,6 +123,28 @@ def _run_starts(keys: np.ndarray, limit: int) -> np.ndarray:  # pragma: no cover
 
 
 @numba.njit(cache=True, nogil=True)
+def _step(keys: np.ndarray) -> tuple[bool, int]:  # pragma: no cover - numba
+    """Whether `keys` (two or more) rise or fall by one step, and the step."""
+    step = keys[1] - keys[0]
+    for i in range(2, keys.size):
+        if keys[i] - keys[i - 1] != step:
+            return False, 0
+    return True, step
+
+
+def _zigzag(n: int) -> int:
+    return n << 1 if n >= 0 else (-n << 1) - 1
+
+
+def _sequence(first: int, step: int, size: int) -> bytes:
+    """`size` integers from `first` by `step` in DELTA_BINARY_PACKED: a header, then
+    per block the step as its least delta and four miniblocks of bit width 0."""
+    blocks = -(-(size - 1) // _DELTA_BLOCK)
+    header = b"".join(_varint(v) for v in (_DELTA_BLOCK, 4, size, _zigzag(first)))
+    return header + (_varint(_zigzag(step)) + bytes(4)) * blocks
+
+
+@numba.njit(cache=True, nogil=True)
 def _hybrid(
     starts: np.ndarray, values: np.ndarray, size: int, width: int
 ) -> np.ndarray:  # pragma: no cover
@@ -181,6 +206,7 @@ class _Chunk:
         elif array.null_count:
             raise ValueError(f"{field.name}: a required column holds nulls")
         self.dictionary: tuple[int, Any] | None = None
+        self.encoding = _PLAIN
         self.values = self._values(array)
 
     def _values(self, array: pa.Array) -> Any:
@@ -189,6 +215,7 @@ class _Chunk:
             codes = array.indices.to_numpy()
             names = [e.encode() for e in array.dictionary.to_pylist()]
             self.dictionary = (len(names), b"".join(struct.pack("<i", len(e)) + e for e in names))
+            self.encoding = _RLE_DICTIONARY
             width = max(1, (len(names) - 1).bit_length())
             starts = _run_starts(codes, codes.size)
             return bytes([width]) + _hybrid(starts, codes[starts], codes.size, width).tobytes()
@@ -200,10 +227,15 @@ class _Chunk:
         limit = int(keys.size * _RUNS_PER_ROW)
         starts = _run_starts(keys, limit)
         if not 0 < starts.size <= limit:
+            # Integers in steps (a sweep's `config`) take a few bytes per 128 values.
+            if self.physical == _INT64 and keys.size > 1 and (steps := _step(keys))[0]:
+                self.encoding = _DELTA_BINARY_PACKED
+                return _sequence(int(keys[0]), int(steps[1]), keys.size)
             return values
         run_keys = keys[starts]
         entries = np.unique(run_keys)
         self.dictionary = (entries.size, entries)
+        self.encoding = _RLE_DICTIONARY
         width = max(1, (entries.size - 1).bit_length())
         runs = _hybrid(starts, np.searchsorted(entries, run_keys), keys.size, width)
         return bytes([width]) + runs.tobytes()
@@ -259,15 +291,14 @@ class PartFile:
             header = _struct([(1, _I32, entries), (2, _I32, _PLAIN)])
             self._page(_DICTIONARY_PAGE, (7, _STRUCT, header), [values])
         data_offset = self._at
-        encoding = _PLAIN if chunk.dictionary is None else _RLE_DICTIONARY
-        header = _struct([(1, _I32, chunk.rows), (2, _I32, encoding), (3, _I32, _RLE),
+        header = _struct([(1, _I32, chunk.rows), (2, _I32, chunk.encoding), (3, _I32, _RLE),
                           (4, _I32, _RLE)])  # fmt: skip
         self._page(_DATA_PAGE, (5, _STRUCT, header), [chunk.levels, chunk.values])
         total = self._at - start
         meta = _struct(
             [
                 (1, _I32, chunk.physical),
-                (2, _LIST, (_I32, sorted({_PLAIN, _RLE, encoding}))),
+                (2, _LIST, (_I32, sorted({_PLAIN, _RLE, chunk.encoding}))),
                 (3, _LIST, (_BINARY, [field.name])),
                 (4, _I32, 0),  # uncompressed
                 (5, _I64, chunk.rows),
