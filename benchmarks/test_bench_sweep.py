@@ -4,8 +4,11 @@
   neurex graph and a traced 20-op graph (five passes of the tests' tiny NeRF,
   captured with torch; skipped without the trace extra), with the kernel alone as
   the ceiling;
-- store mode as a share of in-memory (asserted >= 60 %), from store runs that
-  alternate with as many in-memory ones, so that both see the same load;
+- store mode as a share of in-memory (asserted >= 60 %): the median, over seven
+  pairs of an in-memory run and the store run right after it, of their time ratio.
+  Each pair sees the same load; the best of each side does not (this VM's speed
+  swings by half within minutes, and best-of-each shares of the same code ranged
+  from 0.57 to 0.87), so that ratio is recorded too (``store_share_best``);
 - the local backend against a Dask LocalCluster on the same store sweep (parts
   asserted byte-identical);
 - peak RSS of a 100 M-configuration sweep printing its best rows (asserted < 2 GB).
@@ -23,6 +26,7 @@ Run with ``pytest benchmarks/test_bench_sweep.py``.
 from __future__ import annotations
 
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -100,13 +104,13 @@ def test_sweep_rates(benchmark, graph_name: str, tmp_path: Path) -> None:
     assert result.height == CONFIGS
     assert graph.ops.height == (5 if graph_name == "neurex" else 20)
     in_memory = benchmark.stats.stats.min
-    # The share compares store runs with in-memory runs that alternate with them, as
-    # many of each, so that both see the same load whatever else the machine does.
-    memory, store = float("inf"), float("inf")
-    for n in range(5):
-        memory = min(memory, _seconds(lambda: nerframe.sweep(graph, accel, GRID), 1))
+    memories, stores = [], []
+    for n in range(7):
+        memories.append(_seconds(lambda: nerframe.sweep(graph, accel, GRID), 1))
         into = partial(nerframe.sweep, graph, accel, GRID, output=tmp_path / f"s{n}")
-        store = min(store, _seconds(into, 1))
+        stores.append(_seconds(into, 1))
+    share = statistics.median(m / s for m, s in zip(memories, stores, strict=True))
+    memory, store = min(memories), min(stores)
     spec = sweep_spec({"graphs": [graph], "hardware": accel, "grid": GRID})
     evaluate = Evaluator(spec)
     kernel = _seconds(lambda: evaluate.kernel(Task(0, 0, 0, 0, CONFIGS)), 3)
@@ -115,7 +119,8 @@ def test_sweep_rates(benchmark, graph_name: str, tmp_path: Path) -> None:
         in_memory_per_s=round(CONFIGS / in_memory),
         store_per_s=round(CONFIGS / store),
         kernel_per_s=round(CONFIGS / kernel),
-        store_share=round(memory / store, 2),
+        store_share=round(share, 2),
+        store_share_best=round(memory / store, 2),
         kernel_share=round(kernel / memory, 2),
         in_memory_cpu_s=round(_cpu_seconds(lambda: nerframe.sweep(graph, accel, GRID)), 3),
         store_cpu_s=round(
@@ -125,7 +130,7 @@ def test_sweep_rates(benchmark, graph_name: str, tmp_path: Path) -> None:
     )
     if graph_name == "neurex":
         assert CONFIGS / in_memory >= TARGET_PER_S
-    assert memory / store >= MIN_STORE_SHARE
+    assert share >= MIN_STORE_SHARE
 
 
 def test_local_against_dask_local_cluster(benchmark, tmp_path: Path) -> None:
