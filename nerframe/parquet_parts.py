@@ -80,10 +80,15 @@ def _varint(n: int) -> bytes:
     return bytes(out)
 
 
+def _zigzag(n: int) -> int:
+    """`n` with its sign in the lowest bit, as Thrift and Parquet varints carry it."""
+    return n << 1 if n >= 0 else (-n << 1) - 1
+
+
 def _value(kind: int, value: Any) -> bytes:
     """A Thrift value of compact type `kind`."""
     if kind in (_I32, _I64):
-        return _varint(value << 1 if value >= 0 else (-value << 1) - 1)  # zigzag
+        return _varint(_zigzag(value))
     if kind == _BINARY:
         data = value.encode() if isinstance(value, str) else value
         return _varint(len(data)) + data
@@ -132,10 +137,6 @@ def _step(keys: np.ndarray) -> tuple[bool, int]:  # pragma: no cover - numba
     return True, step
 
 
-def _zigzag(n: int) -> int:
-    return n << 1 if n >= 0 else (-n << 1) - 1
-
-
 def _sequence(first: int, step: int, size: int) -> bytes:
     """`size` integers from `first` by `step` in DELTA_BINARY_PACKED: a header, then
     per block the step as its least delta and four miniblocks of bit width 0."""
@@ -168,6 +169,13 @@ def _hybrid(
     return out[:at]
 
 
+def _indices(starts: np.ndarray, codes: np.ndarray, size: int, entries: int) -> bytes:
+    """A dictionary-encoded data page's values: the bit width of indices into
+    `entries` values, then the runs starting at `starts` with indices `codes`."""
+    width = max(1, (entries - 1).bit_length())
+    return bytes([width]) + _hybrid(starts, codes, size, width).tobytes()
+
+
 def _levels(starts: np.ndarray, values: np.ndarray, size: int) -> bytes:
     """Definition levels: their runs, after their size in bytes."""
     runs = _hybrid(starts, values, size, 1)
@@ -192,9 +200,9 @@ class _Chunk:
     """One column of one row group, ready to write: its data page's definition levels
     and values, and its dictionary page (entries, values) if it has one."""
 
-    def __init__(self, field: pa.Field, array: pa.Array) -> None:
+    def __init__(self, field: pa.Field, physical: int, array: pa.Array) -> None:
         self.rows = len(array)
-        self.physical = _physical(field)[0]
+        self.physical = physical
         self.levels = b""
         if field.nullable and not array.null_count:
             self.levels = _levels(_FIRST, _FIRST + 1, self.rows)
@@ -216,9 +224,8 @@ class _Chunk:
             names = [e.encode() for e in array.dictionary.to_pylist()]
             self.dictionary = (len(names), b"".join(struct.pack("<i", len(e)) + e for e in names))
             self.encoding = _RLE_DICTIONARY
-            width = max(1, (len(names) - 1).bit_length())
             starts = _run_starts(codes, codes.size)
-            return bytes([width]) + _hybrid(starts, codes[starts], codes.size, width).tobytes()
+            return _indices(starts, codes[starts], codes.size, len(names))
         if pa.types.is_boolean(array.type):
             return np.packbits(array.to_numpy(zero_copy_only=False), bitorder="little")
         values = array.to_numpy()
@@ -236,9 +243,7 @@ class _Chunk:
         entries = np.unique(run_keys)
         self.dictionary = (entries.size, entries)
         self.encoding = _RLE_DICTIONARY
-        width = max(1, (entries.size - 1).bit_length())
-        runs = _hybrid(starts, np.searchsorted(entries, run_keys), keys.size, width)
-        return bytes([width]) + runs.tobytes()
+        return _indices(starts, np.searchsorted(entries, run_keys), keys.size, entries.size)
 
 
 class PartFile:
@@ -249,6 +254,7 @@ class PartFile:
     def __init__(self, sink: IO[bytes], schema: pa.Schema) -> None:
         self._sink = sink
         self._schema = schema
+        self._types = [_physical(field) for field in schema]
         self._groups: list[bytes] = []
         self._rows = 0
         self._at = 0
@@ -265,10 +271,11 @@ class PartFile:
         if not table.schema.equals(self._schema):
             raise ValueError(f"rows of another schema than the file's:\n{table.schema}")
         start, columns = self._at, []
-        for field, column in zip(self._schema, table.columns, strict=True):
-            chunk = _Chunk(
-                field, column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
-            )
+        for field, (physical, _), column in zip(
+            self._schema, self._types, table.columns, strict=True
+        ):
+            array = column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
+            chunk = _Chunk(field, physical, array)
             columns.append(self._chunk(field, chunk))
         self._groups.append(
             _struct(
@@ -324,8 +331,7 @@ class PartFile:
             return
         self._closed = True
         fields = [_struct([(4, _BINARY, "schema"), (5, _I32, len(self._schema))])]
-        for field in self._schema:
-            physical, converted = _physical(field)
+        for field, (physical, converted) in zip(self._schema, self._types, strict=True):
             logical = None if converted is None else _struct([(1, _STRUCT, _struct([]))])
             fields.append(
                 _struct(
