@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from nerframe.ops import operators
     from nerframe.probing import probe
     from nerframe.rooflines import System, roofline
+    from nerframe.scene_table import scenes
     from nerframe.scheduling import Schedule, schedule
     from nerframe.sql import query
     from nerframe.sweep_charts import pareto_chart, sensitivity_chart
@@ -67,6 +68,7 @@ _HOMES = {
     "probe": "probing",
     "System": "rooflines",
     "roofline": "rooflines",
+    "scenes": "scene_table",
     "Schedule": "scheduling",
     "schedule": "scheduling",
     "query": "sql",
@@ -134,6 +136,7 @@ __all__ = [
     "query",
     "read_graph",
     "roofline",
+    "scenes",
     "schedule",
     "sensitivity_chart",
     "sweep",

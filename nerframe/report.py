@@ -580,6 +580,29 @@ def _conventions(run: dict) -> str:
         f"{scopes}. For a training pipeline a frame is one training iteration over a "
         "frame's rays, so <em>fps</em> reads as iterations per second. "
         "docs/model.md lists every departure from the spec and its source.</p>"
+        + _scene_sentence(run.get("scene"))
+    )
+
+
+def _scene_sentence(name: object) -> str:
+    """What the store's scene sets (the run's ``scene``), as a paragraph; none without one."""
+    if not isinstance(name, str):
+        return "<p>Scene: none (each pipeline's default frame and Gaussians).</p>"
+    from nerframe.scene_table import scene
+
+    try:
+        place = scene(name)
+    except NerframeError:  # a store written with a scene this version does not list
+        return f"<p>Scene: <strong>{_e(name)}</strong> (not in this version's scene table).</p>"
+    gaussians = (
+        f"{place.gaussians:,} Gaussians"
+        if place.gaussians
+        else "no published Gaussian count (G keeps its default)"
+    )
+    return (
+        f"<p>Scene: <strong>{_e(place.name)}</strong> ({_e(place.dataset)}): frames of "
+        f"{place.width}×{place.height} pixels, {gaussians}; "
+        "<code>nerframe scenes --format csv</code> gives each figure's source.</p>"
     )
 
 

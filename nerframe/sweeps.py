@@ -121,6 +121,12 @@ class Evaluator:
         self._accelerator = pl.Series([spec.hardware.name], dtype=pl.Enum([spec.hardware.name]))
         self._bottlenecks = pl.Series(self.modules, dtype=pl.Enum(self.modules))
         self._points = list(spec.points())
+        # Axes of names (scenes) as Enums of their values in lexical order, as graphs.
+        self._kinds = {
+            name: pl.Enum(sorted(map(str, values)))
+            for name, values in spec.workload.items()
+            if any(isinstance(v, str) for v in values)
+        }
         self._grid = self._kernel_grid()
         self._split = spec.parallelism == "split"
         counts = self._extreme().module_count[0]
@@ -178,7 +184,7 @@ class Evaluator:
             "accelerator": self._accelerator.new_from_index(0, size),
         }
         for name, value in self._points[task.point].items():
-            kind = pl.Int64 if isinstance(value, int) else pl.Float64
+            kind = self._kinds.get(name) or (pl.Int64 if isinstance(value, int) else pl.Float64)
             columns[name] = pl.Series(name, [value], kind).new_from_index(0, size)
         columns["config"] = ints[0]
         for a, (name, values) in enumerate(spec.grid.items()):
