@@ -148,16 +148,16 @@ def read_scenes(path: str | Path) -> pl.DataFrame:
     17
     """
     try:
-        header = Path(path).read_text(encoding="utf-8").partition("\n")[0]
-        table = pl.read_csv(path, schema=SCHEMA)
+        text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
         raise NerframeError(f"{path}: cannot read the scene table ({e})") from None
+    if text.partition("\n")[0].strip().split(",") != list(SCHEMA):
+        raise NerframeError(f"{path}: the scene table's columns are {', '.join(SCHEMA)}")
+    try:
+        table = pl.read_csv(text.encode(), schema=SCHEMA)
     except pl.exceptions.PolarsError as e:
         reason = str(e).splitlines()[0]
-        columns = ", ".join(SCHEMA)
-        raise NerframeError(f"{path}: not a scene table of {columns} ({reason})") from None
-    if header.strip().split(",") != list(SCHEMA):
-        raise NerframeError(f"{path}: the scene table's columns are {', '.join(SCHEMA)}")
+        raise NerframeError(f"{path}: not a scene table ({reason})") from None
     seen: set[str] = set()
     for row in table.iter_rows(named=True):
         name = row["name"]
