@@ -532,7 +532,9 @@ def _validation_section(page: _Page) -> None:
     columns = (
         "id",
         "tag",
+        "fixes",
         "metric",
+        "op_type",
         "workload",
         "bound",
         "value",
@@ -540,6 +542,7 @@ def _validation_section(page: _Page) -> None:
         "predicted",
         "error",
         "score",
+        "pending",
         "source",
     )
     head = "".join(f"<th>{_e(c)}</th>" for c in columns)

@@ -198,14 +198,14 @@ def summary(table: pl.DataFrame) -> str:
     ...                   "error": [0.1, -0.5, 0.2, -0.3, None],
     ...                   "score": [0.1, -0.5, 0.2, 0.0, None],
     ...                   "pending": [None, None, None, None, "accelerator 'x' is not built in"]})
-    >>> summary(t)  # doctest: +NORMALIZE_WHITESPACE
-    'validation: 4 of 5 rows scored, median |score| 15.0 %, max |score| 50.0 % (b),
-     within 2x: 4 of 4; upper bounds ("up to", budgets) score 0 when met, else their
-     excess: 1 of 1 met; median |error| over the 3 point figures alone 20.0 %; mean
-     |error| over fps rows 15.0 % (2 rows), area rows 50.0 % (1 rows), beside
-     NeRArch-Sim's own 3.4 % (fps) and 6.5 % (area); target median |score| <= 25 %
-     and every row within 2x: met; 1 rows pending (a part of the model not built in
-     yet: see column pending)'
+    >>> print(summary(t))  # doctest: +NORMALIZE_WHITESPACE
+    validation: 4 of 5 rows scored, median |score| 15.0 %, max |score| 50.0 % (b),
+    within 2x: 4 of 4; upper bounds ("up to", budgets) score 0 when met, else their
+    excess: 1 of 1 met; median |error| over the 3 point figures alone 20.0 %; mean
+    |error| over fps rows 15.0 % (n = 2), area rows 50.0 % (n = 1), beside
+    NeRArch-Sim's own 3.4 % (fps) and 6.5 % (area); target median |score| <= 25 %
+    and every row within 2x: met; pending: 1 (rows awaiting a part of the model not
+    built in yet, see column pending)
     """
     rows = table.filter(tag="validation")
     scored = rows.filter(pl.col("score").is_not_null())
@@ -225,7 +225,7 @@ def summary(table: pl.DataFrame) -> str:
     for metric, label in (("fps", "fps"), ("area_mm2", "area")):
         errors = [abs(e) for e in points.filter(metric=metric)["error"]]
         mean = f"{100 * statistics.fmean(errors):.1f} %" if errors else "n/a"
-        beside.append(f"{label} rows {mean} ({len(errors)} rows)")
+        beside.append(f"{label} rows {mean} (n = {len(errors)})")
     line = (
         f"validation: {scored.height} of {rows.height} rows scored, "
         f"median |score| {100 * median:.1f} %, max |score| {100 * max(magnitudes):.1f} % "
@@ -241,11 +241,12 @@ def summary(table: pl.DataFrame) -> str:
     waiting = rows.height - scored.height
     if waiting:
         line += (
-            f"; {waiting} rows pending (a part of the model not built in yet: see column pending)"
+            f"; pending: {waiting} (rows awaiting a part of the model not built in yet, "
+            "see column pending)"
         )
     circular = table.filter(tag="circular").height
     if circular:
-        line += f"; {circular} circular rows shown, not scored"
+        line += f"; circular: {circular} (shown, not scored)"
     return line
 
 
