@@ -419,6 +419,27 @@ def test_report_section_lists_every_row_and_the_summary(table: pl.DataFrame) -> 
         assert f"<th>{column}</th>" in html
     assert ">frame_pixels=8334<" in html and ">upper<" in html
     assert ">icarus.power_scale<" in html and ">circular<" in html
+    # NeRArch-Sim's own accuracy beside nerframe's (published_bodies.md: 3.4 % average
+    # FPS error, 6.5 % average area error, SIM2 Tables VI-VII)
+    assert "<th>NeRArch-Sim</th>" in html
+    assert '<td class="num">3.4 %</td>' in html and '<td class="num">6.5 %</td>' in html
+
+
+def test_accuracy_sets_nerframe_beside_nerarch_sim(table: pl.DataFrame) -> None:
+    found = {
+        (r["measure"], r["metric"]): r for r in validation.accuracy(table).iter_rows(named=True)
+    }
+    assert found[("mean |error|", "fps")]["nerarch_sim"] == 0.034
+    assert found[("mean |error|", "area")]["nerarch_sim"] == 0.065
+    rows = table.filter(pl.col("tag") == "validation", pl.col("score").is_not_null())
+    scores = [abs(e) for e in rows["score"]]
+    assert found[("median |score|", "all")]["nerframe"] == statistics.median(scores)
+    assert found[("max |score|", "all")]["nerframe"] == max(scores)
+    area = rows.filter(pl.col("metric") == "area_mm2", pl.col("bound").is_null())
+    assert found[("mean |error|", "area")]["rows"] == area.height
+    assert found[("mean |error|", "area")]["nerframe"] == pytest.approx(
+        sum(abs(r["predicted"] / r["value"] - 1) for r in area.iter_rows(named=True)) / area.height
+    )
 
 
 def test_speedup_against_another_pipeline_on_the_same_gpu(table: pl.DataFrame) -> None:
