@@ -69,7 +69,8 @@ TARGET_WITHIN = 2.0
 NERARCH_SIM = {"fps": 0.034, "area": 0.065}
 """The reference framework's own mean |error| per metric: NeRArch-Sim (ISCA 2026)
 reports 3.4 % average FPS error and 6.5 % average area error against the published
-figures of six designs on Lego (its Tables VI-VII; ``published_bodies.md``)."""
+figures of six designs on Lego (``published_bodies.md``, "The reference framework's
+own accuracy")."""
 
 TAGS = ("calibration", "validation", "circular")
 """Row tags: fixes a parameter, measures the model, restates the model's inputs."""

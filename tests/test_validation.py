@@ -419,8 +419,8 @@ def test_report_section_lists_every_row_and_the_summary(table: pl.DataFrame) -> 
         assert f"<th>{column}</th>" in html
     assert ">frame_pixels=8334<" in html and ">upper<" in html
     assert ">icarus.power_scale<" in html and ">circular<" in html
-    # NeRArch-Sim's own accuracy beside nerframe's (published_bodies.md: 3.4 % average
-    # FPS error, 6.5 % average area error, SIM2 Tables VI-VII)
+    # NeRArch-Sim's own accuracy beside nerframe's (published_bodies.md, "The reference
+    # framework's own accuracy": 3.4 % average FPS error, 6.5 % average area error)
     assert "<th>NeRArch-Sim</th>" in html
     assert '<td class="num">3.4 %</td>' in html and '<td class="num">6.5 %</td>' in html
 
