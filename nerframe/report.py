@@ -552,7 +552,7 @@ def _validation_section(page: _Page) -> None:
         + "".join(
             f'<td class="num">{_num(row[c], 3)}</td>'
             if c in ("value", "predicted", "error", "score")
-            else f'<td class="text">{_e(row[c])}</td>'
+            else f'<td class="text">{_e("" if row[c] is None else row[c])}</td>'
             for c in columns
         )
         + "</tr>"
