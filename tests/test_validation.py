@@ -217,7 +217,7 @@ def test_part_areas_of_every_module_and_block_add_up_to_the_accelerator() -> Non
 
 def test_calibration_rows_are_met_by_the_builtin_files(table: pl.DataFrame) -> None:
     rows = _rows(table)
-    calibrated = table.filter(tag="calibration")["id"].to_list() + ["icarus-energy"]
+    calibrated = [*table.filter(tag="calibration")["id"], "icarus-energy"]
     for name in calibrated:  # rounding to four digits leaves < 1 %
         assert abs(rows[name]["error"]) < 0.01, name
     # held out: the file's modules + SRAM against the paper's 16.5 mm2
