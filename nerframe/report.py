@@ -526,13 +526,16 @@ _RENDER = """
 
 def _validation_section(page: _Page) -> None:
     """Published figures against the built-in model (`nerframe.validate`)."""
-    from nerframe.validation import summary, validate
+    from nerframe.validation import accuracy, summary, validate
 
     table = validate()
     columns = (
         "id",
         "tag",
+        "fixes",
         "metric",
+        "op_type",
+        "parts",
         "workload",
         "bound",
         "value",
@@ -540,6 +543,7 @@ def _validation_section(page: _Page) -> None:
         "predicted",
         "error",
         "score",
+        "pending",
         "source",
     )
     head = "".join(f"<th>{_e(c)}</th>" for c in columns)
@@ -548,7 +552,7 @@ def _validation_section(page: _Page) -> None:
         + "".join(
             f'<td class="num">{_num(row[c], 3)}</td>'
             if c in ("value", "predicted", "error", "score")
-            else f'<td class="text">{_e(row[c])}</td>'
+            else f'<td class="text">{_e("" if row[c] is None else row[c])}</td>'
             for c in columns
         )
         + "</tr>"
@@ -556,8 +560,23 @@ def _validation_section(page: _Page) -> None:
     )
     page.add('<section id="validation"><h2>Validation against published figures</h2>')
     page.add(f"<p>{_e(summary(table))}</p>")
+    # beside the reference framework's own accuracy (NeRArch-Sim, ISCA 2026)
+    beside = "".join(
+        f'<tr><td class="text">{_e(r["measure"])}</td><td class="text">{_e(r["metric"])}</td>'
+        f'<td class="num">{r["rows"]}</td><td class="num">{_percent(r["nerframe"])}</td>'
+        f'<td class="num">{_percent(r["nerarch_sim"])}</td></tr>'
+        for r in accuracy(table).iter_rows(named=True)
+    )
+    page.add(
+        "<table><thead><tr><th>measure</th><th>metric</th><th>rows</th><th>nerframe</th>"
+        f"<th>NeRArch-Sim</th></tr></thead><tbody>{beside}</tbody></table>"
+    )
     page.add(f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
     page.add("</section>")
+
+
+def _percent(value: float | None) -> str:
+    return "–" if value is None else f"{100 * value:.1f} %"
 
 
 def _conventions(run: dict) -> str:
