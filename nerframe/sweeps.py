@@ -98,7 +98,7 @@ class _Prepared(NamedTuple):
     mapped: Mapped
     dags: tuple[Dag, Dag, Dag]
     ops: tuple[OpArrays, OpArrays, OpArrays]
-    nbytes: np.ndarray  # DRAM bytes of each phase
+    nbytes: np.ndarray  # (2, 3): DRAM and SRAM bytes of each phase
     checked: bool  # every configuration of the grid passes the scheduler's checks
     name: int  # the graph's index in the rows' graph Enum
 
@@ -150,7 +150,10 @@ class Evaluator:
                 checked = True
             except InvalidInputError:
                 checked = False
-            nbytes = np.array([mapped.dram_bytes[o].sum() for o in parts], np.float64)
+            nbytes = np.array(
+                [[per_op[o].sum() for o in parts] for per_op in (mapped.dram_bytes, mapped.sram_bytes)],
+                np.float64,
+            )
             self._prepared = _Prepared(
                 g,
                 mapped,
@@ -272,6 +275,8 @@ class Evaluator:
             module,
             ints,
             floats,
+            float(base.sram_pj_per_byte[0]),
+            float(base.leakage_uw_per_mm2[0]),
         )
 
     def _extreme(self) -> Configurations:
