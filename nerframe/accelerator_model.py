@@ -69,7 +69,8 @@ class Accelerator:
     ``accelerator`` or ``gpu``. ``sram_pj_per_byte`` (energy of one SRAM byte read
     or written) and ``leakage_uw_per_mm2`` are NaN unless the file gives them: the
     model then takes them from the node table (`nerframe.technology`) for an
-    accelerator and 0 for a GPU, whose board power already holds both.
+    accelerator (SRAM energy only where it lists SRAM blocks) and 0 for a GPU,
+    whose board power already holds both.
 
     >>> import nerframe
     >>> a = nerframe.accelerator("neurex")
@@ -153,7 +154,8 @@ class Accelerator:
     @property
     def sram_energy_pj_per_byte(self) -> float:
         """SRAM access energy per byte used by the model: the file's, else the node
-        table's for an accelerator (0 for a GPU or without a node).
+        table's for an accelerator with SRAM blocks (0 for a GPU, without blocks or
+        without a node in the table).
 
         >>> import nerframe
         >>> round(nerframe.accelerator("neurex").sram_energy_pj_per_byte, 4)  # 28 nm
@@ -161,7 +163,7 @@ class Accelerator:
         """
         if not math.isnan(self.sram_pj_per_byte):
             return self.sram_pj_per_byte
-        if self.kind == "gpu" or not technology.covers(self.technology_nm):
+        if self.kind == "gpu" or not self.sram or not technology.covers(self.technology_nm):
             return 0.0
         return technology.sram_pj_per_byte(self.technology_nm)
 
