@@ -65,7 +65,8 @@ def breakdown(accel: Accelerator) -> pl.DataFrame:
     rows = []
     for m in accel.modules:
         area = m.area_um2 * m.count / 1e6
-        clock = 1.0 if m.power_reference_mhz is None else accel.frequency_mhz / m.power_reference_mhz
+        reference = m.power_reference_mhz
+        clock = 1.0 if reference is None else accel.frequency_mhz / reference
         dynamic = m.power_uw * m.count * clock * 1e-6
         rows.append(_row(accel, "module", m.name, m.count, None, area, dynamic, density, None))
     for s in accel.sram:
@@ -119,4 +120,3 @@ def _row(
         "power_w": dynamic_w + leakage,
         "sram_pj_per_byte": pj,
     }
-

@@ -297,8 +297,8 @@ class Mapped:
             )
             for part in self.parts
         ]
-        moved = self.phase_bytes(self.dram_bytes)
-        return FrameRun(results[0], results[1], results[2], moved, self.phase_bytes(self.sram_bytes))
+        dram, sram = self.phase_bytes(self.dram_bytes), self.phase_bytes(self.sram_bytes)
+        return FrameRun(results[0], results[1], results[2], dram, sram)
 
     @property
     def sram_bytes(self) -> np.ndarray:
@@ -494,8 +494,7 @@ def schedule_mapped(
         "bound": _BOUNDS[memory_bound.astype(np.int64)],
         "flops": table.get_column("flops"),
         "bytes_total": table.get_column("bytes_total"),
-        "energy_j": per_op["energy_op"]
-        + mapped.sram_bytes * configs.sram_pj_per_byte[0] * 1e-12,
+        "energy_j": per_op["energy_op"] + mapped.sram_bytes * configs.sram_pj_per_byte[0] * 1e-12,
     }
     ops = pl.DataFrame({name: columns[name] for name in SCHEDULE.names()})
     bottleneck = figures.pop("bottleneck")

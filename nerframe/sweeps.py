@@ -150,10 +150,9 @@ class Evaluator:
                 checked = True
             except InvalidInputError:
                 checked = False
-            nbytes = np.array(
-                [[per_op[o].sum() for o in parts] for per_op in (mapped.dram_bytes, mapped.sram_bytes)],
-                np.float64,
-            )
+            traffic = (mapped.dram_bytes, mapped.sram_bytes)
+            per_phase = [[per_op[o].sum() for o in parts] for per_op in traffic]
+            nbytes = np.array(per_phase, np.float64)
             self._prepared = _Prepared(
                 g,
                 mapped,
