@@ -93,7 +93,7 @@ class Configurations:
     >>> c = Configurations.of(nerframe.accelerator("icarus"))
     >>> c.frequency_mhz[0] = 200.0  # half the clock the ICARUS power was measured at
     >>> c.module_power_uw[0, 1], c.power_uw[0, 1]
-    (np.float64(282828.0), np.float64(141414.0))
+    (np.float64(223886.6), np.float64(111943.3))
     """
 
     module_count: np.ndarray

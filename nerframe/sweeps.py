@@ -18,7 +18,7 @@ stopped, and ``backend="dask"`` runs the tasks on a Dask cluster
 >>> grid = {"frequency_mhz": [500, 1000], "systolic_array_32x32.count": [1, 2]}
 >>> result = nerframe.sweep(nerframe.pipeline("neurex"), "neurex", grid)
 >>> result.select("frequency_mhz", "systolic_array_32x32.count", "bottleneck_module").rows()[:2]
-[(500.0, 1, 'index_generation_unit'), (500.0, 2, 'index_generation_unit')]
+[(500.0, 1, 'systolic_array_32x32'), (500.0, 2, 'systolic_array_32x32')]
 """
 
 from __future__ import annotations
