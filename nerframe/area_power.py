@@ -20,6 +20,7 @@ draws it), so their sum is twice the board power.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import polars as pl
 
@@ -62,7 +63,7 @@ def breakdown(accel: Accelerator) -> pl.DataFrame:
     power_k = technology.energy_factor(node) if scaled else math.nan
     density = accel.leakage_density_uw_per_mm2
     pj = accel.sram_energy_pj_per_byte
-    rows = []
+    rows: list[dict[str, Any]] = []
     for m in accel.modules:
         area = m.area_um2 * m.count / 1e6
         reference = m.power_reference_mhz
@@ -106,7 +107,7 @@ def _row(
     dynamic_w: float,
     density: float,
     pj: float | None,
-) -> dict[str, object]:
+) -> dict[str, Any]:
     leakage = 0.0 if math.isnan(area_mm2) else area_mm2 * density * 1e-6
     return {
         "accelerator": accel.name,
