@@ -11,7 +11,7 @@ stores and altair draws the charts.
 >>> int(nerframe.costs(nerframe.pipeline("neurex", model="spec").ops)["flops"].sum())
 7887388672
 >>> nerframe.schedule(g, "neurex").summary["bottleneck_module"].item()
-'index_generation_unit'
+'systolic_array_32x32'
 """
 
 from __future__ import annotations

@@ -110,7 +110,7 @@ def analyze(
     >>> import tempfile
     >>> out = tempfile.mkdtemp() + "/store"
     >>> analyze(["neurex", "icarus"], "all", output=out, report=False).summary.height
-    28
+    30
     """
     given = _pipelines(_listed("pipelines", pipelines, Graph))
     workload = {"rays": rays, "samples": samples, "gaussians": gaussians}

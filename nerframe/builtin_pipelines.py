@@ -203,7 +203,7 @@ PIPELINES: dict[str, Spec] = {
     ),
     "srender": Spec(
         "inference",
-        ("neurex",),
+        ("srender",),
         (
             Op("UniformSampler", bitwidth=4),
             Op("HashEncoding", bitwidth=4),

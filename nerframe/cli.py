@@ -27,6 +27,7 @@ from nerframe.output import FORMATS, emit, format_value, to_text
 from nerframe.progress import interrupt_at_steps
 
 if TYPE_CHECKING:
+    from nerframe.accelerator_model import Accelerator
     from nerframe.graphs import Graph
     from nerframe.sweep_specs import SweepSpec
     from nerframe.trace.ingest import TracedGraph
@@ -150,6 +151,11 @@ def cmd_hardware(args: argparse.Namespace) -> None:
         return
     accel = accelerator(args.accelerator)
     _warn(accel.warnings)
+    if args.breakdown:
+        from nerframe.area_power import breakdown
+
+        emit(breakdown(accel), args.format, args.output)
+        return
     emit(module_table([accel]), args.format, args.output)
     if _for_people(args):
         mapping = sorted(accel.operator_mapping.items())
@@ -160,6 +166,29 @@ def cmd_hardware(args: argparse.Namespace) -> None:
             f"peak {accel.peak_tflops:.4g} TFLOP/s, area {area}\n"
             + "".join(f"  {op} -> {module}\n" for op, module in mapping)
         )
+        _area_power(accel)
+
+
+def _area_power(accel: Accelerator) -> None:
+    """The area and power breakdown under the module table, with its totals."""
+    from nerframe.area_power import breakdown
+
+    table = breakdown(accel)
+    total = table.row(table.height - 1, named=True)
+    sys.stdout.write("\narea and power (every unit busy; SRAM access power needs a schedule)\n")
+    emit(table.drop("accelerator"), "table", None)
+
+    def mm2(value: float | None) -> str:
+        return "not published" if value is None else f"{value:.4g} mm²"
+
+    node = "no node" if math.isnan(accel.technology_nm) else f"{accel.technology_nm:g} nm"
+    power_28 = total["power_w_28nm"]
+    sys.stdout.write(
+        f"total at {node}: area {mm2(total['area_mm2'])}, power {total['power_w']:.4g} W "
+        f"(leakage {total['leakage_w']:.3g} W); at 28 nm: area {mm2(total['area_mm2_28nm'])}, "
+        f"power {'n/a' if power_28 is None else f'{power_28:.4g} W'}; SRAM "
+        f"{accel.sram_energy_pj_per_byte:.3g} pJ per byte read or written\n"
+    )
 
 
 def cmd_schedule(args: argparse.Namespace) -> None:
@@ -581,6 +610,12 @@ def parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("hardware", help="list accelerators, or show one with its load warnings")
     p.add_argument("accelerator", nargs="?", help="a built-in name or a .json file")
+    p.add_argument(
+        "--breakdown",
+        action="store_true",
+        help="emit the area and power breakdown (per module and SRAM block, native and 28 nm) "
+        "instead of the module table",
+    )
     _output(p)
     p.set_defaults(run=cmd_hardware)
 

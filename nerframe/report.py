@@ -121,7 +121,7 @@ def si(value: float | None, digits: int = 3) -> str:
 
 
 # Section ids of the page's own parts, which a graph's section id must not take.
-_SECTIONS = ("overview", "validation", "measured")
+_SECTIONS = ("overview", "area-power", "validation", "measured")
 
 
 def _slugs(names: list[str], taken: tuple[str, ...] = ()) -> dict[str, str]:
@@ -383,6 +383,37 @@ def _pair_section(
         page.figure(f"roofline--{stem}", specs["roofline"], f"Roofline of {graph} on {names}")
     if "breakdown" in specs:
         page.figure(f"breakdown--{stem}", specs["breakdown"], f"Breakdown of {graph} on {accel}")
+    page.add("</section>")
+
+
+def _area_power_section(page: _Page, frames: dict[str, pl.DataFrame]) -> None:
+    """Area and power of the store's accelerators, part by part, at 28 nm."""
+    if "accelerators" not in frames:
+        return
+    from nerframe.area_power import breakdown
+    from nerframe.hardware import BUILTIN, accelerator
+
+    tables, missing = [], []
+    listed = frames["accelerators"].select("accelerator", "path").sort("accelerator")
+    for name, path in listed.rows():
+        # a user file may have moved since the run: the report says so rather than fail
+        source = path if path and Path(path).is_file() else name if name in BUILTIN else None
+        if source is None:
+            missing.append(name)
+            continue
+        tables.append(breakdown(accelerator(source)))
+    page.add('<section id="area-power"><h2>Area and power</h2>')
+    page.note(
+        "Area = modules (count x area per unit) + SRAM blocks; power = module dynamic power "
+        "with every unit busy + leakage; SRAM access energy enters each schedule's energy "
+        "through its traffic. Every design is moved to 28 nm by the node table "
+        "(nerframe.technology); 'nerframe hardware NAME' lists the parts."
+    )
+    if tables:
+        spec = charts.area_power_chart(pl.concat(tables)).to_dict(validate=False)
+        page.figure("area-power", spec)
+    if missing:
+        page.note(f"Accelerator files no longer found: {', '.join(missing)}.")
     page.add("</section>")
 
 
@@ -684,6 +715,7 @@ def build_report(store: str | Path, output: str | Path | None = None, images: bo
     specs = _pair_specs(frames, ok, own)
     page.add(
         '<nav><ul><li><a href="#overview">overview</a></li>'
+        '<li><a href="#area-power">area and power</a></li>'
         '<li><a href="#validation">validation</a></li>'
         + "".join(f'<li><a href="#{_e(slug[g])}">{_e(g)}</a></li>' for g in graphs)
         + "</ul></nav>"
@@ -707,6 +739,7 @@ def build_report(store: str | Path, output: str | Path | None = None, images: bo
         page.add("<h3>Accelerator load warnings</h3>")
         page.add(_warning_list([f"{a}: {w}" for a, ws in load.items() for w in ws]))
     page.add("</section>")
+    _area_power_section(page, frames)
     _validation_section(page)
     if "measured" in frames:
         _measured_section(page, frames["measured"])

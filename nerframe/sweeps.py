@@ -18,7 +18,7 @@ stopped, and ``backend="dask"`` runs the tasks on a Dask cluster
 >>> grid = {"frequency_mhz": [500, 1000], "systolic_array_32x32.count": [1, 2]}
 >>> result = nerframe.sweep(nerframe.pipeline("neurex"), "neurex", grid)
 >>> result.select("frequency_mhz", "systolic_array_32x32.count", "bottleneck_module").rows()[:2]
-[(500.0, 1, 'index_generation_unit'), (500.0, 2, 'index_generation_unit')]
+[(500.0, 1, 'systolic_array_32x32'), (500.0, 2, 'systolic_array_32x32')]
 """
 
 from __future__ import annotations
@@ -98,7 +98,7 @@ class _Prepared(NamedTuple):
     mapped: Mapped
     dags: tuple[Dag, Dag, Dag]
     ops: tuple[OpArrays, OpArrays, OpArrays]
-    nbytes: np.ndarray  # DRAM bytes of each phase
+    nbytes: np.ndarray  # (2, 3): DRAM and SRAM bytes of each phase
     checked: bool  # every configuration of the grid passes the scheduler's checks
     name: int  # the graph's index in the rows' graph Enum
 
@@ -156,7 +156,9 @@ class Evaluator:
                 checked = True
             except InvalidInputError:
                 checked = False
-            nbytes = np.array([mapped.dram_bytes[o].sum() for o in parts], np.float64)
+            traffic = (mapped.dram_bytes, mapped.sram_bytes)
+            per_phase = [[per_op[o].sum() for o in parts] for per_op in traffic]
+            nbytes = np.array(per_phase, np.float64)
             self._prepared = _Prepared(
                 g,
                 mapped,
@@ -278,6 +280,8 @@ class Evaluator:
             module,
             ints,
             floats,
+            float(base.sram_pj_per_byte[0]),
+            float(base.leakage_uw_per_mm2[0]),
         )
 
     def _extreme(self) -> Configurations:
