@@ -65,7 +65,10 @@ class Accelerator:
     when a file does not give them (neither affects a figure then).
     ``memory_efficiency`` (in (0, 1]) derates the DRAM bandwidth: the share of the
     peak that real kernels reach, which matters for GPUs. ``kind`` is
-    ``accelerator`` or ``gpu``.
+    ``accelerator`` or ``gpu``. ``gather_sector_bytes`` is what one random DRAM
+    access moves (a GPU's 32-byte L2 sector): hash-table reads, which the cost
+    model does not count as bytes, then cost a sector per two lookups
+    (`nerframe.mapping.gathered_bytes`); 0 (the default) charges none.
 
     >>> import nerframe
     >>> a = nerframe.accelerator("neurex")
@@ -90,6 +93,7 @@ class Accelerator:
     type_mapping: dict[str, str] = field(default_factory=dict)
     kind: str = "accelerator"
     memory_efficiency: float = 1.0
+    gather_sector_bytes: float = 0.0
 
     def __repr__(self) -> str:
         """One line: name, kind, module count, clock and DRAM bandwidth.

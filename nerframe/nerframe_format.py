@@ -138,6 +138,10 @@ def from_nerframe(
             data.get("memory_efficiency", base.memory_efficiency if base else 1),
             "memory_efficiency",
         ),
+        gather_sector_bytes=r.number(
+            data.get("gather_sector_bytes", base.gather_sector_bytes if base else 0),
+            "gather_sector_bytes",
+        ),
     )
 
 

@@ -144,6 +144,10 @@ def summary(table: pl.DataFrame) -> str:
     )
 
 
+TRANSFERRED: tuple[str, ...] = tuple(g for g in GPUS if g not in ("xavier_nx", "orin_nx"))
+"""GPUs without a calibration row: they take the Orin NX's calibrated efficiency."""
+
+
 def calibrate(hardware: Accelerators = accelerator) -> pl.DataFrame:
     """The parameters the calibration rows fix, computed from those rows only.
 
@@ -154,7 +158,8 @@ def calibrate(hardware: Accelerators = accelerator) -> pl.DataFrame:
     - ``icarus`` ``mlp_engine.throughput_ops_per_cycle`` from ``icarus-throughput``;
       its module powers, scaled together, from ``icarus-power``;
     - ``xavier_nx`` efficiency from ``xavier-nerf``; ``orin_nx`` efficiency from
-      ``orin-3dgs`` (also used, as an assumption, by rtx3090, a100 and h100);
+      ``orin-3dgs`` (the share of the peak its CUDA kernels reach; the other GPUs
+      hold the same value, as an assumption: `TRANSFERRED`);
     - ``gaurast`` ``gaussian_rasterizer`` throughput and power from the two
       ``gaurast-raster-*`` rows.
     """
@@ -204,6 +209,10 @@ def calibrate(hardware: Accelerators = accelerator) -> pl.DataFrame:
     )
     for gpu, row_id in (("xavier_nx", "xavier-nerf"), ("orin_nx", "orin-3dgs")):
         fit(row_id, gpu, "efficiency", _set_efficiency, current(gpu).memory_efficiency, 1.0)
+    orin = float(found[-1]["value"])  # type: ignore[arg-type]
+    for gpu in TRANSFERRED:
+        loaded[gpu] = _set_efficiency(current(gpu), orin)
+        found.append({"accelerator": gpu, "parameter": "efficiency", "value": orin, "row": "orin-3dgs"})
     rast = current("gaurast").module_index("gaussian_rasterizer")
     fit(
         "gaurast-raster-speed",
@@ -312,6 +321,7 @@ _WORKLOAD = {
     "frame_pixels": int,
     "tiles_per_gaussian": int,
     "rendered_fraction": float,
+    "fragments_per_gaussian": int,
 }
 """The `nerframe.pipeline` parameters a published row's workload may set."""
 
