@@ -378,7 +378,8 @@ def pipeline(
     realistic = model == "realistic"
     if fragments_per_gaussian is not None and not any(op.per == "fragment" for op in spec.ops):
         raise InvalidInputError(
-            f"pipeline {name!r} has no per-fragment op; fragments_per_gaussian does not apply to it",
+            f"pipeline {name!r} has no per-fragment op; "
+            "fragments_per_gaussian does not apply to it",
             "fragments_per_gaussian",
         )
     if not realistic and spec.spec_graph:

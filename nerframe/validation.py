@@ -212,7 +212,9 @@ def calibrate(hardware: Accelerators = accelerator) -> pl.DataFrame:
     orin = float(found[-1]["value"])  # type: ignore[arg-type]
     for gpu in TRANSFERRED:
         loaded[gpu] = _set_efficiency(current(gpu), orin)
-        found.append({"accelerator": gpu, "parameter": "efficiency", "value": orin, "row": "orin-3dgs"})
+        found.append(
+            {"accelerator": gpu, "parameter": "efficiency", "value": orin, "row": "orin-3dgs"}
+        )
     rast = current("gaurast").module_index("gaussian_rasterizer")
     fit(
         "gaurast-raster-speed",
