@@ -203,21 +203,6 @@ PIPELINES: dict[str, Spec] = {
         frame_pixels=GAUSSIAN_FRAME,
         description="GauRast: 3D Gaussian splatting inference on a rasteriser",
     ),
-    "3dgs": Spec(
-        "inference",
-        ("orin_nx", "a6000"),
-        (
-            Op("FrustumCulling", {"cull_ratio": _CULL_RATIO}, bitwidth=32, per="gaussian"),
-            Op("GaussianPreprocess", bitwidth=32, per="visible"),
-            Op("TileDuplicate", bitwidth=32, per="visible_tile"),
-            Op("RadixSort", bitwidth=32, per="visible_tile"),
-            Op("TileBlend", bitwidth=32, per="fragment"),
-        ),
-        tuple(_chain(5)),
-        frame_pixels=GAUSSIAN_FRAME,
-        description="3DGS as a GPU runs it: Kerbl et al. 2023's CUDA tile rasteriser",
-        spec_graph="gaurast",
-    ),
     "srender": Spec(
         "inference",
         ("neurex",),
@@ -311,6 +296,21 @@ PIPELINES: dict[str, Spec] = {
         feedback=((7, 2),),
         description="Instant-3D: hash-grid NeRF training with read mapper and update merger",
         hash_grid=True,
+    ),
+    "3dgs": Spec(
+        "inference",
+        ("orin_nx", "a6000"),
+        (
+            Op("FrustumCulling", {"cull_ratio": _CULL_RATIO}, bitwidth=32, per="gaussian"),
+            Op("GaussianPreprocess", bitwidth=32, per="visible"),
+            Op("TileDuplicate", bitwidth=32, per="visible_tile"),
+            Op("RadixSort", bitwidth=32, per="visible_tile"),
+            Op("TileBlend", bitwidth=32, per="fragment"),
+        ),
+        tuple(_chain(5)),
+        frame_pixels=GAUSSIAN_FRAME,
+        description="3DGS as a GPU runs it: Kerbl et al. 2023's CUDA tile rasteriser",
+        spec_graph="gaurast",
     ),
 }
 """Every built-in pipeline by name."""
