@@ -177,7 +177,7 @@ def calibrate(hardware: Accelerators = accelerator) -> pl.DataFrame:
         change: Callable[[Accelerator, float], Accelerator],
         start: float,
         power: float,
-    ) -> None:
+    ) -> float:
         row = rows[row_id]
         value = start
         for _ in range(8):  # fixed point: each step rescales by (target / predicted)^power
@@ -188,6 +188,7 @@ def calibrate(hardware: Accelerators = accelerator) -> pl.DataFrame:
             value = min(value, 1.0)  # a GPU cannot beat its peak: the row stays unmet
         loaded[name] = change(current(name), value)
         found.append({"accelerator": name, "parameter": parameter, "value": value, "row": row_id})
+        return value
 
     icarus = current("icarus")
     mlp = icarus.module_index("mlp_engine")
@@ -207,9 +208,9 @@ def calibrate(hardware: Accelerators = accelerator) -> pl.DataFrame:
         1.0,
         1.0,
     )
-    for gpu, row_id in (("xavier_nx", "xavier-nerf"), ("orin_nx", "orin-3dgs")):
-        fit(row_id, gpu, "efficiency", _set_efficiency, current(gpu).memory_efficiency, 1.0)
-    orin = float(found[-1]["value"])  # type: ignore[arg-type]
+    xavier, orin_nx = current("xavier_nx"), current("orin_nx")
+    fit("xavier-nerf", "xavier_nx", "efficiency", _set_efficiency, xavier.memory_efficiency, 1)
+    orin = fit("orin-3dgs", "orin_nx", "efficiency", _set_efficiency, orin_nx.memory_efficiency, 1)
     for gpu in TRANSFERRED:
         loaded[gpu] = _set_efficiency(current(gpu), orin)
         found.append(
