@@ -77,7 +77,10 @@ REARRANGE = OP_TYPES.index("Rearrangement")
 
 # Per-sample multiples (flops, A, W, O) of the op types whose costs are all
 # multiples of B*N, from the catalogue; a negative A or O multiple means "per
-# ray" (a multiple of B instead of BN).
+# ray" (a multiple of B instead of BN: the GPU op types TileDuplicate and TileBlend
+# read per Gaussian or per pair). numba freezes these tables into its cached
+# machine code, which it re-validates against this file only: a catalogue change
+# must touch this file too.
 _PIXELWISE = np.zeros((len(OP_TYPES) + 1, 4), np.float64)
 for _t in op_types().values():
     if _t.per_element is not None:

@@ -142,13 +142,19 @@ def spherical_harmonics(r: Row) -> Elements:
 
 
 def _pixelwise(
-    flops: int, a: int, w: int, o: int, *, o_per_ray: bool = False
+    flops: int, a: int, w: int, o: int, *, o_per_ray: bool = False, a_per_ray: bool = False
 ) -> Callable[[Row], Elements]:
-    """An op whose costs are multiples of BN (O a multiple of B when `o_per_ray`)."""
+    """An op whose costs are multiples of BN (A or O a multiple of B when `a_per_ray`,
+    `o_per_ray`)."""
 
     def op(r: Row) -> Elements:
         bn = r["B"] * r["N"]
-        return flops * bn, a * bn, w * bn, o * (r["B"] if o_per_ray else bn)
+        return (
+            flops * bn,
+            a * (r["B"] if a_per_ray else bn),
+            w * bn,
+            o * (r["B"] if o_per_ray else bn),
+        )
 
     return op
 
@@ -164,6 +170,16 @@ row_generation = _pixelwise(8, 5, 0, 5)
 decomp_binning = _pixelwise(12, 5, 0, 5)
 frm = _pixelwise(4, 3, 0, 3)
 bum = _pixelwise(6, 3, 0, 3)
+# 3DGS on a GPU (docs/model.md): per visible Gaussian, preprocessCUDA reads 57 and
+# writes 21 four-byte values at 300 instructions; per Gaussian-tile pair the key
+# duplication writes a 64-bit key and a 32-bit value after reading 5 values per
+# Gaussian, and six 8-bit onesweep passes plus the histogram and the range scan
+# read 22 and write 18 values; per fragment the blend loop issues 34 instructions
+# after loading the Gaussian's 10 values once per pair.
+gaussian_preprocess = _pixelwise(600, 57, 0, 21)
+tile_duplicate = _pixelwise(20, 5, 0, 3, a_per_ray=True)
+radix_sort = _pixelwise(180, 22, 0, 18)
+tile_blend = _pixelwise(68, 10, 0, 0, a_per_ray=True)
 
 
 def sorting(r: Row) -> Elements:
@@ -231,6 +247,10 @@ FORMULAS: dict[str, Callable[[Row], Elements]] = {
     "DecompBinning": decomp_binning,
     "FRM": frm,
     "BUM": bum,
+    "GaussianPreprocess": gaussian_preprocess,
+    "TileDuplicate": tile_duplicate,
+    "RadixSort": radix_sort,
+    "TileBlend": tile_blend,
 }
 """Forward formula of every op type: row -> (flops, A, W, O)."""
 

@@ -70,7 +70,10 @@ class Accelerator:
     or written) and ``leakage_uw_per_mm2`` are NaN unless the file gives them: the
     model then takes them from the node table (`nerframe.technology`) for an
     accelerator (SRAM energy only where it lists SRAM blocks) and 0 for a GPU,
-    whose board power already holds both.
+    whose board power already holds both. ``gather_sector_bytes`` is what one random DRAM
+    access moves (a GPU's 32-byte L2 sector): hash-table reads, which the cost
+    model does not count as bytes, then cost a sector per two lookups
+    (`nerframe.mapping.gathered_bytes`); 0 (the default) charges none.
 
     >>> import nerframe
     >>> a = nerframe.accelerator("neurex")
@@ -97,6 +100,7 @@ class Accelerator:
     memory_efficiency: float = 1.0
     sram_pj_per_byte: float = math.nan
     leakage_uw_per_mm2: float = math.nan
+    gather_sector_bytes: float = 0.0
 
     def __repr__(self) -> str:
         """One line: name, kind, module count, clock and DRAM bandwidth.

@@ -58,6 +58,9 @@ HASH_GRID_SAMPLES = 24
 """Samples per ray of hash-grid NeRFs after occupancy skipping (nerfstudio's cap)."""
 CICERO_RENDERED = 0.12
 """Share of a frame's pixels CICERO renders fully (radiance warping removes up to 88 %)."""
+FRAGMENTS_PER_GAUSSIAN = 161
+"""Default fragments per Gaussian of a tile's list (pipeline ``3dgs``): GBU's profile of
+3DGS on real-world static scenes on a Jetson Orin NX (GBU, HPCA 2025, p.5); docs/model.md."""
 
 _RFF = {"input_dim": 3, "num_features": 128, "use_sin_cos": True}
 _HASH = {"input_dim": 3, "num_levels": 16, "features_per_level": 2, "log2_hashmap_size": 19}
@@ -68,7 +71,7 @@ _TILE = 16
 _TILE_COUNT = (1280 // _TILE) * (720 // _TILE)
 _CULL_RATIO = 0.5  # FrustumCullingProjection's default share of Gaussians kept
 _SH_DEGREE = 3  # 3DGS: degree 3, 16 coefficients per colour channel
-_PER = ("ray", "row", "gaussian", "visible", "tile", "visible_tile")
+_PER = ("ray", "row", "gaussian", "visible", "tile", "visible_tile", "fragment")
 _BATCH_PER = frozenset({"ray", "row"})  # per pixel or pixel row: repeated per batch
 
 
@@ -81,9 +84,10 @@ class Op:
     ``ray`` (B rays x N samples), ``row`` (B = ceil(rays / 16) pixel rows of
     16-px tiles x the N Gaussians of their tile's list), ``gaussian`` (the scene's G
     Gaussians), ``visible`` (the Gaussians kept by culling: G, or B with N = 1),
-    ``tile`` (B tiles x N Gaussians per tile) or ``visible_tile`` (B visible
-    Gaussians x N tiles each); ``ray`` and ``row`` are batch-scoped, the
-    others frame-scoped.
+    ``tile`` (B tiles x N Gaussians per tile), ``visible_tile`` (B visible
+    Gaussians x N tiles each) or ``fragment`` (B Gaussian-tile pairs x N
+    fragments each); ``ray`` and ``row`` are batch-scoped, the others
+    frame-scoped.
     `realistic` holds parameters that only the realistic model sets.
     """
 
@@ -295,6 +299,21 @@ PIPELINES: dict[str, Spec] = {
         description="Instant-3D: hash-grid NeRF training with read mapper and update merger",
         hash_grid=True,
     ),
+    "3dgs": Spec(
+        "inference",
+        ("orin_nx", "a6000"),
+        (
+            Op("FrustumCulling", {"cull_ratio": _CULL_RATIO}, bitwidth=32, per="gaussian"),
+            Op("GaussianPreprocess", bitwidth=32, per="visible"),
+            Op("TileDuplicate", bitwidth=32, per="visible_tile"),
+            Op("RadixSort", bitwidth=32, per="visible_tile"),
+            Op("TileBlend", bitwidth=32, per="fragment"),
+        ),
+        tuple(_chain(5)),
+        frame_pixels=GAUSSIAN_FRAME,
+        description="3DGS as a GPU runs it: Kerbl et al. 2023's CUDA tile rasteriser",
+        spec_graph="gaurast",
+    ),
 }
 """Every built-in pipeline by name."""
 
@@ -310,6 +329,7 @@ def pipeline(
     rendered_fraction: float | None = None,
     *,
     scene: str | None = None,
+    fragments_per_gaussian: int | None = None,
 ) -> Graph:
     """A built-in pipeline's graph for one workload, in workload `model`
     ``"realistic"`` (default) or ``"spec"`` (exactly ``spec/pipelines.md``).
@@ -318,12 +338,14 @@ def pipeline(
     `frame_pixels` the pixels of one frame (800x800 for ray-based pipelines,
     1280x720 for Gaussian ones), `tiles_per_gaussian` the tiles a Gaussian
     overlaps (0: all), `rendered_fraction` the share of a frame's pixels
-    rendered (the rest warped). `scene` names a standard scene of
-    `nerframe.scenes` (realistic model only): it sets the frame (its width ×
-    height: `frame_pixels`, and the tile grid of the Gaussian ops), the
-    Gaussians G where the scene publishes a count, and N of hash-grid pipelines
-    where it publishes samples per ray; the keyword arguments still override
-    it. Without a scene, the workload is the one below. Defaults, per model:
+    rendered (the rest warped), `fragments_per_gaussian` the pixels at which
+    the GPU rasteriser (pipeline ``3dgs``) evaluates one Gaussian of a tile's
+    list. `scene` names a standard scene of `nerframe.scenes` (realistic model
+    only): it sets the frame (its width × height: `frame_pixels`, and the tile
+    grid of the Gaussian ops), the Gaussians G where the scene publishes a
+    count, and N of hash-grid pipelines where it publishes samples per ray; the
+    keyword arguments still override it. Without a scene, the workload is the
+    one below. Defaults, per model:
 
     ========================  ==============================  ======================
     parameter                 realistic                       spec
@@ -333,6 +355,7 @@ def pipeline(
     gaussians (G)             `GAUSSIANS`                     ``B*N``
     tiles_per_gaussian        `TILES_PER_GAUSSIAN`            0 (all tiles)
     rendered_fraction         CICERO `CICERO_RENDERED`, 1     1
+    fragments_per_gaussian    `FRAGMENTS_PER_GAUSSIAN`        (spec graph: none)
     ========================  ==============================  ======================
 
     >>> pipeline("gscore", gaussians=2_000_000).ops["G"].to_list()[:2]
@@ -365,6 +388,12 @@ def pipeline(
             )
     realistic = model == "realistic"
     place = _scene(scene, realistic)
+    if fragments_per_gaussian is not None and not any(op.per == "fragment" for op in spec.ops):
+        raise InvalidInputError(
+            f"pipeline {name!r} has no per-fragment op; "
+            "fragments_per_gaussian does not apply to it",
+            "fragments_per_gaussian",
+        )
     if not realistic and spec.spec_graph:
         spec = PIPELINES[spec.spec_graph]
     if samples is None:
@@ -394,6 +423,12 @@ def pipeline(
             "tile": {"B": tiles, "N": per_tile},
             "visible_tile": {"B": visible, "N": hit},
             "row": {"B": -(-b // _TILE), "N": per_tile},
+            "fragment": {
+                "B": visible * hit,
+                "N": FRAGMENTS_PER_GAUSSIAN
+                if fragments_per_gaussian is None
+                else fragments_per_gaussian,
+            },
         }
     else:
         whole: dict[str, object] = {"B": b, "N": n, "G": b * n if gaussians is None else gaussians}

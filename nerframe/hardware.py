@@ -43,7 +43,16 @@ ACCELERATORS: tuple[str, ...] = (
 )
 """Names of the built-in accelerators of the papers."""
 
-GPUS: tuple[str, ...] = ("xavier_nx", "orin_nx", "rtx3090", "a100", "h100")
+GPUS: tuple[str, ...] = (
+    "xavier_nx",
+    "orin_nx",
+    "rtx3090",
+    "a100",
+    "h100",
+    "rtx3070",
+    "a6000",
+    "titan_rtx",
+)
 """Names of the built-in baseline GPUs."""
 
 BUILTIN: tuple[str, ...] = ACCELERATORS + GPUS
@@ -79,7 +88,7 @@ def accelerators() -> pl.DataFrame:
     """One row per built-in accelerator and GPU (schema ``schemas.ACCELERATORS``).
 
     >>> accelerators().height
-    15
+    18
     """
     return accelerator_table([accelerator(name) for name in BUILTIN])
 

@@ -144,6 +144,41 @@ def work(costs: pl.DataFrame, module: np.ndarray, accel: Accelerator) -> np.ndar
     return result
 
 
+GATHERS: tuple[str, ...] = ("HashEncoding", "HashLookup")
+"""Op types that read hash-table entries at random addresses: one read per ``lookup``
+work item, which the cost model counts in no byte column."""
+
+
+def gathered_bytes(costs: pl.DataFrame, accel: Accelerator) -> np.ndarray:
+    """DRAM bytes (float64) of each row's random hash-table reads on `accel`: zero unless
+    the accelerator has a ``gather_sector_bytes``; then a `GATHERS` row moves one sector
+    per two of its lookups (``B*N*num_levels*2^input_dim``), since Instant-NGP's spatial
+    hash keeps a voxel's two x-neighbour corners in adjacent entries ("pi_1 = 1 ... for
+    better cache coherence", Mueller et al., Instant Neural Graphics Primitives, ACM TOG
+    41(4) 2022, Sec. 3) and a 4-byte entry (two FP16 features) is an eighth of a
+    32-byte sector. L2 hits (the coarse levels' small tables) are not subtracted, so the
+    figure is an upper bound of the traffic.
+
+    >>> import nerframe
+    >>> g = nerframe.pipeline("neurex", rays=1, samples=1)
+    >>> c = nerframe.costs(g.ops)
+    >>> gathered_bytes(c, nerframe.accelerator("xavier_nx")).tolist()  # 16 levels x 8 / 2 x 32
+    [0.0, 2048.0, 0.0, 0.0, 0.0]
+    >>> gathered_bytes(c, nerframe.accelerator("neurex")).any()
+    np.False_
+    """
+    result = np.zeros(costs.height)
+    if accel.gather_sector_bytes == 0:
+        return result
+    op_types = np.array(costs.get_column("op_type").cast(pl.String).to_list())
+    for op_type in GATHERS:
+        rows = op_types == op_type
+        if rows.any():
+            lookups = _product(costs, rows, WORK_ITEMS[op_type]["lookup"])
+            result[rows] = lookups / 2 * accel.gather_sector_bytes
+    return result
+
+
 def _product(costs: pl.DataFrame, rows: np.ndarray, factors: Sequence[str]) -> np.ndarray:
     """The product of `factors` (numbers, parameter names, ``2^<name>``) over the rows."""
     total = np.ones(np.count_nonzero(rows))

@@ -152,6 +152,10 @@ def from_nerframe(
         ),
         sram_pj_per_byte=_optional(data, "sram_pj_per_byte", r),
         leakage_uw_per_mm2=_optional(data, "leakage_uw_per_mm2", r),
+        gather_sector_bytes=r.number(
+            data.get("gather_sector_bytes", base.gather_sector_bytes if base else 0),
+            "gather_sector_bytes",
+        ),
     )
 
 

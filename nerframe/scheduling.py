@@ -50,7 +50,7 @@ from nerframe.hardware import accelerator
 from nerframe.kernels.dag import Dag, dag
 from nerframe.kernels.frames import FLOAT_FIGURES, frames
 from nerframe.kernels.schedule import ConfigArrays, OpArrays, ScheduleResult, schedule_configs
-from nerframe.mapping import map_operators, work
+from nerframe.mapping import gathered_bytes, map_operators, work
 from nerframe.schemas import BOUND, MODULE_BUSY, SCHEDULE, SUMMARY
 
 PARALLELISM = ("split", "instance")
@@ -244,7 +244,8 @@ class Mapped:
             table = costs(graph.ops)
         module = map_operators(table.get_column("op_type"), table.get_column("backward"), accel)
         on_chip = np.array([m.on_chip for m in accel.modules], dtype=bool)[module]
-        dram_bytes = np.where(on_chip, 0.0, table.get_column("bytes_total").to_numpy())
+        moved = table.get_column("bytes_total").to_numpy() + gathered_bytes(table, accel)
+        dram_bytes = np.where(on_chip, 0.0, moved)
         phase = phases(graph)
         parts: list[_Part | None] = [None, None, None]
         if phase.size and (phase == phase[0]).all():
@@ -261,6 +262,8 @@ class Mapped:
                 inside = (phase[src] == p) & (phase[dst] == p)
                 s, d = position[src[inside]], position[dst[inside]]
                 parts[p] = _Part(ops, dag(ops.size, s, d))
+        if accel.kind == "gpu":
+            parts = [None if part is None else _serial(part) for part in parts]
         names = tuple(m.name for m in accel.modules)
         return cls(
             table,
@@ -336,6 +339,20 @@ class Mapped:
         return InvalidInputError(
             message, e.culprit, op=op, module=e.module, configuration=e.configuration
         )
+
+
+def _serial(part: _Part) -> _Part:
+    """`part` with each op after the one before it in its topological order: a GPU runs
+    one kernel at a time (one CUDA stream), so no two of its ops overlap, and each
+    draws at most the SMs' share of the board power."""
+    d = part.dag
+    n = d.topo.size
+    src = np.repeat(np.arange(n, dtype=np.int64), np.diff(d.succ_ptr))
+    chain_src, chain_dst = d.topo[:-1], d.topo[1:]
+    return _Part(
+        part.ops,
+        dag(n, np.concatenate([src, chain_src]), np.concatenate([d.succ_idx, chain_dst])),
+    )
 
 
 def _fps(value: float | None) -> str:

@@ -70,6 +70,13 @@ _OP_TYPES: tuple[tuple[str, str, str, str], ...] = (
     ("DecompBinning", "OPTIMIZATION", "B N", ""),
     ("FRM", "OPTIMIZATION", "B N", ""),
     ("BUM", "OPTIMIZATION", "B N", ""),
+    # The 3DGS tile rasteriser's kernels as a GPU runs them (pipeline "3dgs"):
+    # per visible Gaussian (B, N = 1), per Gaussian-tile pair (B Gaussians x N
+    # tiles) and per fragment (B pairs x N fragments); docs/model.md.
+    ("GaussianPreprocess", "COMPUTATION", "B N", ""),
+    ("TileDuplicate", "BLENDING", "B N", ""),
+    ("RadixSort", "BLENDING", "B N", ""),
+    ("TileBlend", "BLENDING", "B N", ""),
 )
 
 OP_TYPES: tuple[str, ...] = tuple(row[0] for row in _OP_TYPES)
@@ -136,6 +143,10 @@ _ON_HARDWARE: tuple[tuple[str, str, str], ...] = (
     ("DecompBinning", "DECOMPBINNING OPTIMIZATION", "sample=B*N pixel=B"),
     ("FRM", "FRM OPTIMIZATION", _SAMPLES),
     ("BUM", "BUM OPTIMIZATION", _SAMPLES),
+    ("GaussianPreprocess", "SPHERICAL_HARMONICS PROJECTION SAMPLING", "gaussian=B*N"),
+    ("TileDuplicate", "SORTING", "sample=B*N"),
+    ("RadixSort", "SORTING", "sample=B*N"),
+    ("TileBlend", "VOLUME_RENDERING BLENDING", "sample=B*N pixel=B"),
 )
 
 WORK_UNITS: tuple[str, ...] = ("flop", "sample", "ray", "pixel", "gaussian", "lookup")
@@ -194,6 +205,15 @@ _PER_ELEMENT: dict[str, tuple[int, int, int, int]] = {
     "DecompBinning": (12, 5, 0, 5),
     "FRM": (4, 3, 0, 3),
     "BUM": (6, 3, 0, 3),
+    # GPU kernels of Kerbl et al. 2023's rasteriser (graphdeco-inria
+    # diff-gaussian-rasterization), 4-byte elements at bitwidth 32. FLOPs here are
+    # FMA-equivalents of thread instructions (2 per instruction: an SM issues one
+    # instruction per FP32 lane and cycle, whatever it computes); counts in
+    # docs/model.md ("3DGS on a GPU").
+    "GaussianPreprocess": (600, 57, 0, 21),
+    "TileDuplicate": (20, -5, 0, 3),
+    "RadixSort": (180, 22, 0, 18),
+    "TileBlend": (68, -10, 0, 0),
 }
 
 
@@ -315,7 +335,7 @@ def catalogue() -> pl.DataFrame:
 
     >>> import nerframe
     >>> nerframe.catalogue().height
-    32
+    36
     >>> nerframe.catalogue().filter(op_type="SubtileSkip")["scope"].item()
     'frame'
     """

@@ -251,6 +251,10 @@ def summary(table: pl.DataFrame) -> str:
     return line
 
 
+TRANSFERRED: tuple[str, ...] = tuple(g for g in GPUS if g not in ("xavier_nx", "orin_nx"))
+"""GPUs without a calibration row: they take the Orin NX's calibrated efficiency."""
+
+
 def calibrate(hardware: Accelerators = accelerator) -> pl.DataFrame:
     """The parameters the calibration rows fix, computed from those rows only.
 
@@ -263,7 +267,8 @@ def calibrate(hardware: Accelerators = accelerator) -> pl.DataFrame:
       ``power_scale``, one scale of every module's power, from ``icarus-power``
       (1 once the built-in file holds the scaled powers);
     - ``xavier_nx`` efficiency from ``xavier-nerf``; ``orin_nx`` efficiency from
-      ``orin-3dgs`` (also used, as an assumption, by rtx3090, a100 and h100);
+      ``orin-3dgs`` (the share of the peak its CUDA kernels reach; the other GPUs
+      hold the same value, as an assumption: `TRANSFERRED`);
     - ``gaurast`` ``gaussian_rasterizer`` throughput and power from the two
       ``gaurast-raster-*`` rows.
     """
@@ -281,7 +286,7 @@ def calibrate(hardware: Accelerators = accelerator) -> pl.DataFrame:
         change: Callable[[Accelerator, float], Accelerator],
         start: float,
         power: float,
-    ) -> None:
+    ) -> float:
         row = rows[row_id]
         value = start
         for _ in range(8):  # fixed point: each step rescales by (target / predicted)^power
@@ -292,6 +297,7 @@ def calibrate(hardware: Accelerators = accelerator) -> pl.DataFrame:
             value = min(value, 1.0)  # a GPU cannot beat its peak: the row stays unmet
         loaded[name] = change(current(name), value)
         found.append({"accelerator": name, "parameter": parameter, "value": value, "row": row_id})
+        return value
 
     icarus = current("icarus")
     mlp = icarus.module_index("mlp_engine")
@@ -311,8 +317,14 @@ def calibrate(hardware: Accelerators = accelerator) -> pl.DataFrame:
         1.0,
         1.0,
     )
-    for gpu, row_id in (("xavier_nx", "xavier-nerf"), ("orin_nx", "orin-3dgs")):
-        fit(row_id, gpu, "efficiency", _set_efficiency, current(gpu).memory_efficiency, 1.0)
+    xavier, orin_nx = current("xavier_nx"), current("orin_nx")
+    fit("xavier-nerf", "xavier_nx", "efficiency", _set_efficiency, xavier.memory_efficiency, 1)
+    orin = fit("orin-3dgs", "orin_nx", "efficiency", _set_efficiency, orin_nx.memory_efficiency, 1)
+    for gpu in TRANSFERRED:
+        loaded[gpu] = _set_efficiency(current(gpu), orin)
+        found.append(
+            {"accelerator": gpu, "parameter": "efficiency", "value": orin, "row": "orin-3dgs"}
+        )
     rast = current("gaurast").module_index("gaussian_rasterizer")
     fit(
         "gaurast-raster-speed",

@@ -210,7 +210,7 @@ def test_every_op_type_is_covered_by_the_reference() -> None:
         for t in op_types().values()
     ]
     out = nerframe.costs(nerframe.operators(rows))
-    assert out.height == 32
+    assert out.height == 36
     for row in out.iter_rows(named=True):
         assert reference_cost(row)["flops"] == row["flops"]
         assert all(math.isfinite(row[c]) for c in ("flops", "bytes_total", "intensity"))

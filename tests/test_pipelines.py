@@ -23,6 +23,7 @@ NATIVE_OPS = {
     "gbu": 7,
     "gbu_train": 11,
     "instant3d": 8,
+    "3dgs": 5,
 }
 
 
