@@ -51,6 +51,7 @@ from nerframe.errors import InvalidInputError, did_you_mean
 from nerframe.formats.sweep_spec import Axis, Bounds, SweepSpecFile
 from nerframe.graphs import Graph
 from nerframe.hardware import BUILTIN, accelerator
+from nerframe.nerframe_format import FREQUENCY_MHZ
 from nerframe.taxonomy import op_types
 
 # name -> (Configurations field, integer-valued, zero allowed)
@@ -366,6 +367,14 @@ def hardware_values(name: str, values: Sequence[float], accel: Accelerator) -> n
         raise InvalidInputError(f"sweep parameter {name!r}: values must be finite, got {values}")
     if integer and (array != np.round(array)).any():
         raise InvalidInputError(f"sweep parameter {name!r}: values must be integers, got {values}")
+    if (
+        name == "frequency_mhz"
+        and not ((array >= FREQUENCY_MHZ[0]) & (array <= FREQUENCY_MHZ[1])).all()
+    ):
+        raise InvalidInputError(
+            f"sweep parameter {name!r}: values must lie in [0.001, 1e7] MHz, got {_short(values)}",
+            name,
+        )
     low_ok = array >= 0 if zero_ok else array > 0
     if not low_ok.all():
         bound = ">= 0" if zero_ok else "> 0"

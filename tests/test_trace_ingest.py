@@ -307,7 +307,7 @@ def test_user_map_wins_over_packaged_and_bases_are_matched(tmp_path: Path) -> No
         ("classes:\n  X: {op_type: MLP, params: {depth: 3}}\n", "MLP has no parameter 'depth'"),
         (
             "classes:\n  X: {op_type: MLP, rule: eval}\n",
-            "field 'classes.X.rule': expected one of \"linear_layers\", got \"eval\"",
+            'field \'classes.X.rule\': expected one of "linear_layers", got "eval"',
         ),
         (
             "classes:\n  X: {op_type: UniformSampler, params: {B: \"__import__('os')\"}}\n",

@@ -165,9 +165,7 @@ def parse(path: str | Path, *, what: str, syntax: Syntax = "json") -> object:
     try:
         data = Path(path).read_bytes()
     except OSError as e:
-        raise InvalidInputError(
-            f"{shown}: cannot read {what} ({e.strerror or e})", shown
-        ) from None
+        raise InvalidInputError(f"{shown}: cannot read {what} ({e.strerror or e})", shown) from None
     text = decode_text(data, shown)
     as_yaml = syntax == "yaml" or (
         syntax == "suffix" and Path(path).suffix.lower() in (".yaml", ".yml")
@@ -208,7 +206,7 @@ def _json(text: str, shown: str) -> object:
         ) from None
     except _Duplicate as e:
         raise InvalidInputError(
-            f"{shown}: field {e.args[0]!r} is given twice in one object; keep one", shown
+            f"{shown}: field {e.args[0]!r} is given twice in one object; keep one", str(e.args[0])
         ) from None
     except RecursionError:
         raise InvalidInputError(f"{shown}: nested too deeply to be an input file", shown) from None
@@ -262,7 +260,7 @@ def _yaml(text: str, shown: str) -> object:
         raise InvalidInputError(
             f"{shown}: key {e.args[0]!r} is given twice in one mapping (line {e.args[1]}); "
             "keep one",
-            shown,
+            str(e.args[0]),
         ) from None
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)

@@ -146,9 +146,7 @@ def parse_map(document: object, source: str) -> dict[str, Entry]:
     from nerframe.formats.class_map import ClassMapFile
 
     if not isinstance(document, dict) or "classes" not in document:
-        raise InvalidInputError(
-            f"{source}: not a class map (expected a 'classes' mapping)", source
-        )
+        raise InvalidInputError(f"{source}: not a class map (expected a 'classes' mapping)", source)
     declared = convert(document, ClassMapFile, source=source)
     return {key: _entry(key, value, source) for key, value in declared.classes.items()}
 
