@@ -52,6 +52,9 @@ def call(i, parent, path, classes, inputs, outputs, sources, output_sources, tim
         sources,
         output_sources,
         time_s,
+        # a half-precision model: rows are costed at 16 bits, as before dtypes were recorded
+        kw.get("input_dtypes", [kw.get("dtype", "float16")] * len(inputs)),
+        kw.get("output_dtypes", [kw.get("dtype", "float16")] * len(outputs)),
     )
 
 
