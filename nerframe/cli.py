@@ -103,6 +103,14 @@ def _warn(lines: Sequence[str]) -> None:
         sys.stderr.write(f"warning: {line}\n")
 
 
+def cmd_schema(args: argparse.Namespace) -> None:
+    import json
+
+    from nerframe.formats import schema
+
+    sys.stdout.write(json.dumps(schema(args.kind), indent=2, sort_keys=True) + "\n")
+
+
 def cmd_pipelines(args: argparse.Namespace) -> None:
     from nerframe.builtin_pipelines import pipelines
 
@@ -656,6 +664,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--images", action="store_true", help="also write PNG/SVG of every chart")
     p.set_defaults(run=cmd_report)
     _trace_commands(sub)
+    p = sub.add_parser("schema", help="print the JSON Schema of an input file format")
+    p.add_argument("kind", metavar="KIND", help="graph, sweep-spec, trace, class-map or manifest")
+    p.set_defaults(run=cmd_schema)
     return top
 
 

@@ -137,6 +137,17 @@ def _or_none(value: float) -> float | None:
 
 
 def _load(path: Path, chain: tuple[Path, ...] = ()) -> Accelerator:
+    try:
+        return _read(path, chain)
+    except InvalidInputError:
+        raise
+    except NerframeError as e:  # every fault of a file is bad input, naming the file
+        message = str(e)
+        shown = message if str(path) in message else f"{path}: {message}"
+        raise InvalidInputError(shown, e.culprit or str(path)) from None
+
+
+def _read(path: Path, chain: tuple[Path, ...]) -> Accelerator:
     data = read_json(path)
     reader = Reader(str(path))
     if is_rendersim_format(data):

@@ -97,7 +97,9 @@ def read_traced_graph(
         return trace_graph(read_trace(path), maps, strict, name=name)
     except NerframeError as e:
         message = str(e)
-        raise NerframeError(message if message.startswith(str(path)) else f"{path}: {e}") from None
+        raise InvalidInputError(
+            message if message.startswith(str(path)) else f"{path}: {e}", e.culprit or str(path)
+        ) from None
 
 
 def trace_graph(
