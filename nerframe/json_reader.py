@@ -28,18 +28,18 @@ class Reader:
 
     def fail(self, where: str, problem: str, value: Any = _UNSET) -> NoReturn:
         shown = "" if value is _UNSET else f", got {json.dumps(value)}"
-        raise InvalidInputError(f"{self.path}: field '{where}' {problem}{shown}")
+        raise InvalidInputError(f"{self.path}: field {where!r} {problem}{shown}")
 
     def get(self, obj: dict[str, Any], key: str, where: str) -> Any:
         if key not in obj:
-            raise InvalidInputError(f"{self.path}: missing field '{_at(where, key)}'")
+            raise InvalidInputError(f"{self.path}: missing field {_at(where, key)!r}")
         return obj[key]
 
     def only(self, obj: dict[str, Any], allowed: set[str], where: str) -> None:
         for key in obj:
             if key not in allowed:
                 raise InvalidInputError(
-                    f"{self.path}: unknown field '{_at(where, key)}'"
+                    f"{self.path}: unknown field {_at(where, key)!r}"
                     f"{did_you_mean(key, allowed)} (allowed: {', '.join(sorted(allowed))})"
                 )
 

@@ -223,7 +223,7 @@ def sweep_spec(source: SweepSpec | Mapping[str, Any] | str | Path) -> SweepSpec:
     if isinstance(source, SweepSpec):
         return source
     if isinstance(source, str | Path):
-        return _build(read_spec(source), f"{source}: ", naming=source)
+        return _build(read_spec(source), f"{source}: ")
     if not isinstance(source, Mapping):
         raise InvalidInputError(
             f"sweep_spec: give a mapping or a spec file, got {type(source).__name__}", "source"
@@ -240,7 +240,25 @@ def read_spec(path: str | Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         keys = ", ".join(sorted(SweepSpecFile.__struct_fields__))
         raise InvalidInputError(f"{path}: a sweep spec is a mapping of {keys}", str(path))
+    # the files a spec names are found from the spec's folder, wherever it is run from
+    graphs = data.get("graphs")
+    if isinstance(graphs, str):
+        data["graphs"] = _relative_to(graphs, path, pipeline=True)
+    elif isinstance(graphs, list):
+        data["graphs"] = [_relative_to(g, path, pipeline=True) for g in graphs]
+    if "hardware" in data:
+        data["hardware"] = _relative_to(data["hardware"], path, pipeline=False)
     return data
+
+
+def _relative_to(name: object, spec: str | Path, *, pipeline: bool) -> object:
+    """`name` (a built-in pipeline or accelerator, or a file) as found from `spec`'s folder."""
+    from nerframe.formats import resolve
+
+    if not isinstance(name, str):
+        return name  # the declared model refuses it with its field path
+    builtin = (name in PIPELINES or not Path(name).suffix) if pipeline else name.lower() in BUILTIN
+    return name if builtin else resolve(name, spec)
 
 
 def _declared(data: dict[str, Any], where: str) -> tuple[SweepSpecFile, dict[str, Any]]:
@@ -282,21 +300,13 @@ def _plain(values: object) -> object:
     return values
 
 
-def _build(data: dict[str, Any], where: str, *, naming: str | Path | None = None) -> SweepSpec:
-    from nerframe.formats import resolve
-
+def _build(data: dict[str, Any], where: str) -> SweepSpec:
     declared, objects = _declared(data, where)
     graphs = [declared.graphs] if isinstance(declared.graphs, str) else declared.graphs
     if not graphs:
         raise InvalidInputError(f"{where}graphs: give a list of pipelines or graph files")
-    sources = tuple(
-        objects.get(g) or (g if g in PIPELINES or not Path(g).suffix else resolve(g, naming))
-        for g in graphs
-    )
-    hardware = declared.hardware
-    accel = objects.get(hardware) or accelerator(
-        hardware if hardware.lower() in BUILTIN else resolve(hardware, naming)
-    )
+    sources = tuple(objects.get(g) or g for g in graphs)
+    accel = objects.get(declared.hardware) or accelerator(declared.hardware)
     spec = SweepSpec(
         graphs=sources,
         hardware=accel,

@@ -194,12 +194,13 @@ def decode_text(data: bytes, shown: str) -> str:
 
 def _json(text: str, shown: str) -> object:
     constants: list[str] = []
+
+    def constant(name: str) -> float:
+        constants.append(name)
+        return float(name)
+
     try:
-        document = json.loads(
-            text,
-            object_pairs_hook=_unique_pairs,
-            parse_constant=lambda name: constants.append(name) or float(name),
-        )
+        document = json.loads(text, object_pairs_hook=_unique_pairs, parse_constant=constant)
     except json.JSONDecodeError as e:
         raise InvalidInputError(
             f"{shown}: malformed JSON at line {e.lineno} column {e.colno}: {e.msg}", shown
@@ -234,7 +235,7 @@ def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 _Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-class _UniqueKeyLoader(_Loader):  # type: ignore[valid-type,misc]
+class _UniqueKeyLoader(_Loader):
     """YAML's safe loader (libyaml's where installed: it limits nesting depth),
     refusing a key given twice in one mapping."""
 
@@ -320,19 +321,19 @@ def _fault(message: str, document: object, model: object, source: str) -> Invali
     key_fault = where.startswith("`key` in ")
     where = where.removeprefix("`key` in `").removesuffix("`") if key_fault else where
     names, value, tp = _walk(document, model, where)
-    field = ".".join(names).replace(".[", "[")
-    unknown = re.fullmatch(r"Object contains unknown field `(.*)`", problem)
-    missing = re.fullmatch(r"Object missing required field `(.*)`", problem)
+    field = _printable(".".join(names).replace(".[", "["))
+    unknown = re.fullmatch(r"Object contains unknown field `(.*)`", problem, re.S)
+    missing = re.fullmatch(r"Object missing required field `(.*)`", problem, re.S)
     at = f"{field}." if field else ""
     if unknown:
-        name = unknown[1]
+        name = _printable(unknown[1])
         allowed = sorted(_field_names(tp))
         text = (
             f"unknown field '{at}{name}'{did_you_mean(name, allowed)}"
             f" (allowed: {', '.join(allowed)})"
         )
     elif missing:
-        text = f"missing field '{at}{missing[1]}'"
+        text = f"missing field '{at}{_printable(missing[1])}'"
     elif key_fault:
         keys = list(value) if isinstance(value, dict) else []
         bad = next((k for k in keys if not isinstance(k, str)), None)
@@ -425,6 +426,11 @@ def _field_names(tp: object) -> set[str]:
         if isinstance(member, type) and issubclass(member, msgspec.Struct):
             return {info.encode_name for info in msgspec.structs.fields(member)}
     return set()
+
+
+def _printable(text: str) -> str:
+    """`text` with control characters escaped, so that a message stays one line."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def _shown(value: object) -> str:
