@@ -10,7 +10,7 @@ CI runs the bounded profile ``fuzz-ci``; run it long with::
 
     NERFRAME_FUZZ=long .venv/bin/python -m pytest tests/test_formats_fuzz.py -p no:cacheprovider
 
-(profile ``fuzz-long``: 5,000 examples per format, no deadline.)
+(profile ``fuzz-long``: 5,000 random examples per format, or ``$NERFRAME_FUZZ_EXAMPLES``.)
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ settings.register_profile(
 )
 settings.register_profile(
     "fuzz-long",
-    max_examples=5_000,
+    max_examples=int(os.environ.get("NERFRAME_FUZZ_EXAMPLES", "5000")),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )

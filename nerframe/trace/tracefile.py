@@ -163,9 +163,10 @@ def read_trace(path: str | Path) -> Trace:
     ...     print(str(e).removeprefix(str(bad)))
     : not a trace file (expected "format": "nerframe-trace")
     """
-    from nerframe.formats import parse
+    from nerframe.formats import collector_paused, parse
 
-    return parse_trace(parse(path, what="trace file"), source=str(path))
+    with collector_paused():
+        return parse_trace(parse(path, what="trace file"), source=str(path))
 
 
 def parse_trace(document: object, *, source: str = "trace") -> Trace:
