@@ -47,7 +47,7 @@ import numpy as np
 
 from nerframe.accelerator_model import Accelerator
 from nerframe.builtin_pipelines import PIPELINES, WORKLOAD_FIELDS, workload_graph
-from nerframe.errors import InvalidInputError, did_you_mean
+from nerframe.errors import InvalidInputError, NerframeError, did_you_mean
 from nerframe.formats.sweep_spec import Axis, Bounds, SweepSpecFile
 from nerframe.graphs import Graph
 from nerframe.hardware import BUILTIN, accelerator
@@ -88,6 +88,9 @@ ALIASES = {
 # that writing a store's last part (which nothing overlaps) is short and memory
 # stays low; large enough that a chunk's fixed costs vanish.
 CHUNK_SIZE = 250_000
+MAX_AXIS_VALUES = 10_000_000
+"""Most values one range axis may expand to (assumption: 80 MB as float64; a grid of
+more configurations is built from several axes, never one list)."""
 
 
 @dataclass(frozen=True)
@@ -223,7 +226,12 @@ def sweep_spec(source: SweepSpec | Mapping[str, Any] | str | Path) -> SweepSpec:
     if isinstance(source, SweepSpec):
         return source
     if isinstance(source, str | Path):
-        return _build(read_spec(source), f"{source}: ")
+        try:
+            return _build(read_spec(source), f"{source}: ")
+        except NerframeError as e:  # every fault of a spec file names the file
+            message = str(e)
+            shown = message if message.startswith(str(source)) else f"{source}: {message}"
+            raise InvalidInputError(shown, e.culprit or str(source)) from None
     if not isinstance(source, Mapping):
         raise InvalidInputError(
             f"sweep_spec: give a mapping or a spec file, got {type(source).__name__}", "source"
@@ -349,10 +357,18 @@ def _axis(values: Axis, name: str, where: str) -> list[int | float]:
         return [values]
     if isinstance(values, list):
         return values
-    count = math.floor((values.stop - values.start) / values.step + 1e-9) + 1
+    # counted before anything is allocated: a tiny step asked for 134 GiB (D8)
+    span = (values.stop - values.start) / values.step
+    count = math.floor(span + 1e-9) + 1 if math.isfinite(span) else math.inf
     if count < 1:
         raise InvalidInputError(
             f"{where}axis {name!r}: empty range (start {values.start:g}, stop {values.stop:g})"
+        )
+    if count > MAX_AXIS_VALUES:
+        shown = f"{count:,}" if math.isfinite(count) else "infinitely many"
+        raise InvalidInputError(
+            f"{where}axis {name!r}: the range has {shown} values, more than the "
+            f"{MAX_AXIS_VALUES:,} an axis may hold; use a coarser step"
         )
     return (values.start + values.step * np.arange(count)).tolist()
 

@@ -187,6 +187,28 @@ def test_d8_a_deep_accelerator_file_is_one_line(tmp_path: Path) -> None:
         accelerator(path)
 
 
+def test_d8_a_range_with_a_tiny_step_is_counted_not_allocated(tmp_path: Path) -> None:
+    path = tmp_path / "s4.yaml"
+    path.write_text(
+        "graphs: [neurex]\nhardware: neurex\n"
+        "grid: {frequency_mhz: {start: 200, stop: 2000, step: 0.0000001}}\n"
+    )
+    with pytest.raises(InvalidInputError) as err:
+        sweep_spec(path)
+    # (2000 - 200) / 1e-7 + 1 values
+    assert str(err.value) == (
+        f"{path}: axis 'frequency_mhz': the range has 18,000,000,001 values, more than the "
+        "10,000,000 an axis may hold; use a coarser step"
+    )
+
+
+def test_every_fault_of_a_spec_file_names_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text("graphs: [neurex]\nhardware: neurex\ngrid: {warp.count: [1]}\n")
+    with pytest.raises(InvalidInputError, match=f"^{path}: unknown sweep parameter 'warp.count'"):
+        sweep_spec(path)
+
+
 # --- D10 (graph API), D11: numbers are numbers ----------------------------------------
 
 
