@@ -421,3 +421,20 @@ def test_the_graph_schema_agrees_with_the_reader(tmp_path: Path) -> None:
         path.write_text(json.dumps(bad))
         with pytest.raises(InvalidInputError, match=str(path)):
             nerframe.read_graph(path)
+
+
+def test_the_declared_choices_are_the_code_s_choices() -> None:
+    # a Literal in a model restates a tuple of the code: they must not drift apart
+    from typing import get_args, get_type_hints
+
+    from nerframe.builtin_pipelines import MODELS
+    from nerframe.formats.class_map import MapEntry
+    from nerframe.formats.sweep_spec import SweepSpecFile
+    from nerframe.sweep_specs import CHUNK_SIZE
+    from nerframe.trace.classify import RULES
+
+    hints = get_type_hints(SweepSpecFile, include_extras=True)
+    assert get_args(hints["model"]) == MODELS
+    assert SweepSpecFile.__struct_defaults__[-1] == CHUNK_SIZE  # chunk_size, the last field
+    rule = get_type_hints(MapEntry)["rule"]
+    assert {a for m in get_args(rule) for a in get_args(m)} == set(RULES)
