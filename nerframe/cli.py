@@ -116,6 +116,14 @@ def _warn(lines: Sequence[str]) -> None:
         sys.stderr.write(f"warning: {line}\n")
 
 
+def cmd_schema(args: argparse.Namespace) -> None:
+    import json
+
+    from nerframe.formats import schema
+
+    sys.stdout.write(json.dumps(schema(args.kind), indent=2, sort_keys=True) + "\n")
+
+
 def cmd_pipelines(args: argparse.Namespace) -> None:
     from nerframe.builtin_pipelines import pipelines
 
@@ -505,10 +513,15 @@ def _traced(args: argparse.Namespace) -> TracedGraph:
 
     if not is_trace_file(args.trace):
         raise NerframeError(f"{args.trace}: not a trace file (expected a .trace.json name)")
-    g = read_traced_graph(args.trace, args.map or (), args.strict)
-    for row in g.unknown.iter_rows(named=True):
-        share = "" if row["share"] is None else f", {row['share']:.1%} of the measured time"
-        _warn([f"unknown module {row['path'] or '(model)'} ({row['class']}{share}): no row"])
+    import warnings
+
+    from nerframe.errors import NerframeWarning
+
+    # the reader warns of unknown modules and guessed B/N (as every command reading a trace)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", NerframeWarning)
+        g = read_traced_graph(args.trace, args.map or (), args.strict)
+    _warn([str(w.message) for w in caught if issubclass(w.category, NerframeWarning)])
     return g
 
 
@@ -563,7 +576,12 @@ def _trace_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
     p.add_argument("-o", "--output", type=Path, required=True, metavar="FILE.trace.json")
     p.add_argument("--repeats", type=int, default=5, help="timed runs; the median is kept [5]")
     p.add_argument("--warmup", type=non_negative, default=1, help="unrecorded runs first [1]")
-    p.add_argument("--grad", action="store_true", help="run with autograd on (default: no_grad)")
+    p.add_argument(
+        "--grad",
+        action="store_true",
+        help="run with autograd on (default: no_grad); only the forward pass is recorded: "
+        "a backward pass or a training step is not traced",
+    )
     p.set_defaults(run=cmd_trace_capture)
     for name, run, text in (
         ("ops", cmd_trace_ops, "the operator graph of a trace (-o graph.json: a graph file)"),
@@ -718,6 +736,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--images", action="store_true", help="also write PNG/SVG of every chart")
     p.set_defaults(run=cmd_report)
     _trace_commands(sub)
+    p = sub.add_parser("schema", help="print the JSON Schema of an input file format")
+    p.add_argument("kind", metavar="KIND", help="graph, sweep-spec, trace, class-map or manifest")
+    p.set_defaults(run=cmd_schema)
     return top
 
 

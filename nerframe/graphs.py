@@ -9,7 +9,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
@@ -19,7 +18,6 @@ from typing import Any
 
 import numpy as np
 import polars as pl
-import yaml
 
 from nerframe.errors import CycleError, InvalidInputError, NerframeError
 from nerframe.kernels.dag import Dag, dag
@@ -155,6 +153,16 @@ def graph(
         raise NerframeError(f"graph {name!r}: op ids must be 0..{len(ids) - 1} in row order")
     if not isinstance(edges, pl.DataFrame):
         rows = [tuple(e) + (("data",) if len(e) == 2 else ()) for e in edges]
+        for row in rows:
+            # a polars cast would truncate 1.9 and take true as 1: an op id is an integer
+            if len(row) != 3 or not all(
+                isinstance(v, int | np.integer) and not isinstance(v, bool) for v in row[:2]
+            ):
+                raise InvalidInputError(
+                    f"graph {name!r}: edge {row[:3]!r} must be (src, dst) or (src, dst, kind) "
+                    "with integer op ids",
+                    "edges",
+                )
         edges = pl.DataFrame(rows, schema=["src", "dst", "kind"], orient="row")
     if "kind" not in edges.columns:
         edges = edges.with_columns(kind=pl.lit("data"))
@@ -349,60 +357,20 @@ def read_graph(path: str | Path) -> Graph:
         from nerframe.trace import read_traced_graph
 
         return read_traced_graph(path)
-    document = _document(path)
-    if not isinstance(document, dict) or not isinstance(document.get("ops"), list):
-        raise NerframeError(f"{path}: not a graph file (expected an object with an 'ops' list)")
-    fields = {"name", "ops", "edges", "frame_pixels", "rendered_fraction", "kind", "notes"}
-    unknown = set(document) - fields
-    if unknown:
-        raise NerframeError(f"{path}: unknown field {sorted(unknown)[0]!r}")
-    edges = [_edge(e, path) for e in document.get("edges") or []]
-    pixels = document.get("frame_pixels", 800 * 800)
-    _check_frame_pixels(pixels, f"{path}: frame_pixels")
-    fraction = document.get("rendered_fraction", 1.0)
-    if isinstance(fraction, bool) or not isinstance(fraction, int | float):
-        raise NerframeError(f"{path}: rendered_fraction must be a number, got {fraction!r}")
+    from nerframe.formats import load
+    from nerframe.formats.graph import GraphFile, edge_tuple
+
+    document = load(path, GraphFile, what="graph file", syntax="suffix")
+    edges = [edge_tuple(e, f"{path}: field 'edges[{i}]'") for i, e in enumerate(document.edges)]
+    _check_frame_pixels(document.frame_pixels, f"{path}: frame_pixels")
     try:
         return graph(
-            str(document.get("name", path.stem)),
-            document["ops"],
+            path.stem if document.name is None else document.name,
+            document.ops,
             edges,
-            frame_pixels=pixels,
-            kind=str(document.get("kind", "inference")),
-            rendered_fraction=fraction,
+            frame_pixels=document.frame_pixels,
+            kind=document.kind,
+            rendered_fraction=document.rendered_fraction,
         )
     except NerframeError as e:
-        raise NerframeError(f"{path}: {e}") from None
-
-
-def _document(path: Path) -> object:
-    """The parsed content of a JSON or YAML (by suffix) file."""
-    try:
-        text = path.read_text()
-    except OSError as e:
-        raise NerframeError(f"{path}: cannot read graph file ({e.strerror})") from None
-    if path.suffix.lower() in (".yaml", ".yml"):
-        try:
-            return yaml.safe_load(text)
-        except yaml.YAMLError as e:
-            mark = getattr(e, "problem_mark", None)
-            where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
-            problem = getattr(e, "problem", None) or str(e).splitlines()[0]
-            raise NerframeError(f"{path}: malformed YAML{where}: {problem}") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as e:
-        raise NerframeError(
-            f"{path}: malformed JSON at line {e.lineno} column {e.colno}: {e.msg}"
-        ) from None
-
-
-def _edge(edge: object, path: Path) -> tuple[Any, ...]:
-    """The (src, dst[, kind]) of a file's edge; `graph` checks the values' types."""
-    if isinstance(edge, dict) and {"src", "dst"} <= set(edge) <= {"src", "dst", "kind"}:
-        return edge["src"], edge["dst"], edge.get("kind", "data")
-    if isinstance(edge, list) and len(edge) in (2, 3):
-        return tuple(edge)
-    raise NerframeError(
-        f"{path}: edge {edge!r} must be [src, dst], [src, dst, kind] or {{src, dst, kind}}"
-    )
+        raise InvalidInputError(f"{path}: {e}", e.culprit) from None

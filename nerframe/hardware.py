@@ -146,14 +146,45 @@ def _or_none(value: float) -> float | None:
     return None if math.isnan(value) else value
 
 
-def _load(path: Path) -> Accelerator:
+def _load(path: Path, chain: tuple[Path, ...] = ()) -> Accelerator:
+    try:
+        return _read(path, chain)
+    except InvalidInputError:
+        raise
+    except NerframeError as e:  # every fault of a file is bad input, naming the file
+        message = str(e)
+        shown = message if str(path) in message else f"{path}: {message}"
+        raise InvalidInputError(shown, e.culprit or str(path)) from None
+
+
+def _read(path: Path, chain: tuple[Path, ...]) -> Accelerator:
     data = read_json(path)
     reader = Reader(str(path))
     if is_rendersim_format(data):
         return from_rendersim(data, reader, path)
     if is_nerframe_format(data):
-        return from_nerframe(data, reader, path, accelerator)
+        return from_nerframe(data, reader, path, lambda name: _extended(name, path, chain))
     raise NerframeError(
         f"{path}: not an accelerator description (expected an object with 'modules' in "
         "nerframe's format or 'hardware_modules' in the original format)"
     )
+
+
+def _extended(name: str, path: Path, chain: tuple[Path, ...]) -> Accelerator:
+    """The accelerator that file `path` (reached through `chain`) ``extends``: a built-in,
+    or a file found from `path`'s folder; a file that extends itself, directly or not,
+    is an error showing the cycle."""
+    from nerframe.formats import resolve
+
+    if name.lower() in BUILTIN:
+        target = _BUILTIN_DIR / f"{name.lower()}.json"
+    else:
+        target = Path(resolve(name, path))
+        if target.suffix.lower() != ".json" and not target.exists():
+            return accelerator(name)  # the "unknown accelerator" error, with suggestions
+    visited = (*chain, path)
+    if target.exists() and any(target.resolve() == p.resolve() for p in visited):
+        start = next(i for i, p in enumerate(visited) if target.resolve() == p.resolve())
+        shown = " -> ".join(str(p) for p in (*visited[start:], target))
+        raise InvalidInputError(f"{visited[0]}: 'extends' forms a cycle: {shown}", "extends")
+    return _load(target, visited)

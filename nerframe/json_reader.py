@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
 
 from nerframe.accelerator_model import Sram
-from nerframe.errors import NerframeError, did_you_mean
+from nerframe.errors import InvalidInputError, did_you_mean
 
 _UNSET = object()
 
@@ -29,18 +28,18 @@ class Reader:
 
     def fail(self, where: str, problem: str, value: Any = _UNSET) -> NoReturn:
         shown = "" if value is _UNSET else f", got {json.dumps(value)}"
-        raise NerframeError(f"{self.path}: field '{where}' {problem}{shown}")
+        raise InvalidInputError(f"{self.path}: field {where!r} {problem}{shown}")
 
     def get(self, obj: dict[str, Any], key: str, where: str) -> Any:
         if key not in obj:
-            raise NerframeError(f"{self.path}: missing field '{_at(where, key)}'")
+            raise InvalidInputError(f"{self.path}: missing field {_at(where, key)!r}")
         return obj[key]
 
     def only(self, obj: dict[str, Any], allowed: set[str], where: str) -> None:
         for key in obj:
             if key not in allowed:
-                raise NerframeError(
-                    f"{self.path}: unknown field '{_at(where, key)}'"
+                raise InvalidInputError(
+                    f"{self.path}: unknown field {_at(where, key)!r}"
                     f"{did_you_mean(key, allowed)} (allowed: {', '.join(sorted(allowed))})"
                 )
 
@@ -113,29 +112,10 @@ def read_json(path: Path) -> Any:
     """The parsed JSON of an accelerator file; a duplicated key is an error."""
     shown = str(path)
     if not path.exists():
-        raise NerframeError(f"accelerator file '{shown}' not found")
+        raise InvalidInputError(f"accelerator file '{shown}' not found")
     if not path.is_file():
-        raise NerframeError(f"accelerator file '{shown}' is not a file")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise NerframeError(f"cannot read accelerator file '{shown}': {exc}") from exc
-    try:
-        return json.loads(text, object_pairs_hook=_no_duplicates(shown))
-    except json.JSONDecodeError as exc:
-        raise NerframeError(
-            f"{shown}: malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
-        ) from exc
+        raise InvalidInputError(f"accelerator file '{shown}' is not a file")
+    from nerframe.formats import parse
 
-
-def _no_duplicates(shown: str) -> Callable[[list[tuple[str, Any]]], dict[str, Any]]:
-    # json keeps the last of duplicate keys silently; a duplicated figure is a typo
-    def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        obj: dict[str, Any] = {}
-        for key, value in pairs:
-            if key in obj:
-                raise NerframeError(f"{shown}: duplicate field '{key}' in one object")
-            obj[key] = value
-        return obj
-
-    return hook
+    # the policy of every input file: UTF-8, standard JSON, no key twice, bounded nesting
+    return parse(path, what="accelerator file")

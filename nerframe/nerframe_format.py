@@ -26,10 +26,14 @@ from typing import Any
 
 from nerframe import technology as node_table
 from nerframe.accelerator_model import Accelerator, Module, Sram, copied_area_warnings
-from nerframe.errors import NerframeError
+from nerframe.errors import InvalidInputError, NerframeError
 from nerframe.json_reader import Reader, read_sram
-from nerframe.mapping import op_key
-from nerframe.taxonomy import WORK_UNITS
+from nerframe.mapping import HOST, op_key
+from nerframe.taxonomy import PREFERENCES, WORK_UNITS
+
+FREQUENCY_MHZ = (1e-3, 1e7)
+"""Clocks an accelerator file may give, 1 kHz to 10 THz (assumption: far outside any
+digital chip; a clock of 1e-300 MHz gave frame times of 6e301 s)."""
 
 KINDS = ("accelerator", "gpu")
 """What an accelerator file describes: a dedicated accelerator or a GPU."""
@@ -71,6 +75,8 @@ def from_nerframe(
         return getattr(base, key) if base is not None and key not in data else r.get(data, key, "")
 
     frequency = r.number(inherited("frequency_mhz"), "frequency_mhz", positive=True)
+    if not FREQUENCY_MHZ[0] <= frequency <= FREQUENCY_MHZ[1]:
+        r.fail("frequency_mhz", "must lie in [0.001, 1e7] MHz", frequency)
     bandwidth = r.number(inherited("dram_bandwidth_gbps"), "dram_bandwidth_gbps", positive=True)
     dram_energy = r.number(inherited("dram_pj_per_byte"), "dram_pj_per_byte")
     technology = data.get("technology_nm", base.technology_nm if base else None)
@@ -123,6 +129,19 @@ def from_nerframe(
         if r.string(value, where) not in names:
             r.fail(where, f"names no module of this file (modules: {', '.join(names)})", value)
 
+    # A module no op can reach (its type in no preference list, no entry naming it)
+    # is a mistyped type: "WARP_DRIVE" would otherwise load and never run anything.
+    reachable = {HOST, *(t for types in PREFERENCES.values() for t in types)}
+    named = {*mapping.values(), *(base.operator_mapping.values() if base else ())}
+    for i, module in enumerate(own):
+        if module.type.upper() not in reachable and module.name not in named:
+            r.fail(
+                f"modules[{i}].type",
+                "is a type no op type prefers, and no operator_mapping entry names the "
+                f"module (types: {', '.join(sorted(reachable))})",
+                module.type,
+            )
+
     sources = r.array(data.get("sources", []), "sources")
     for i, source in enumerate(sources):
         r.string(source, f"sources[{i}]")
@@ -174,7 +193,9 @@ def _base(
     try:
         return load(name)
     except NerframeError as e:
-        raise NerframeError(
+        if e.culprit == "extends":  # a cycle, already shown whole from the first file
+            raise
+        raise InvalidInputError(
             f"{r.path}: field 'extends' names no loadable accelerator ({e})"
         ) from None
 

@@ -135,16 +135,15 @@ def read_manifest(store: str | Path) -> dict[str, object]:
     if not Path(store).is_dir():
         what = "not a folder" if Path(store).exists() else "no such folder"
         raise StoreError(f"{store}: not a nerframe result store ({what})", str(store))
-    try:
-        manifest = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise StoreError(
-            f"{store}: not a nerframe result store (no {MANIFEST})", str(store)
-        ) from None
-    except (OSError, json.JSONDecodeError) as e:
-        raise StoreError(f"{path}: unreadable store manifest ({e})", str(store)) from None
-    if not isinstance(manifest, dict):
-        raise StoreError(f"{path}: unreadable store manifest (not an object)", str(store))
+    if not path.exists():
+        raise StoreError(f"{store}: not a nerframe result store (no {MANIFEST})", str(store))
+    from nerframe.formats import convert, parse
+    from nerframe.formats.manifest import Manifest
+
+    # a malformed manifest is bad input (InvalidInputError), declared in formats.manifest
+    manifest = parse(path, what="store manifest")
+    convert(manifest, Manifest, source=str(path))
+    assert isinstance(manifest, dict)  # the declared model is an object
     return manifest
 
 

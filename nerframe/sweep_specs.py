@@ -45,13 +45,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 
 from nerframe.accelerator_model import Accelerator
-from nerframe.builtin_pipelines import MODELS, WORKLOAD_FIELDS, workload_graph
-from nerframe.errors import InvalidInputError, did_you_mean
+from nerframe.builtin_pipelines import PIPELINES, WORKLOAD_FIELDS, workload_graph
+from nerframe.errors import InvalidInputError, NerframeError, did_you_mean
+from nerframe.formats.sweep_spec import Axis, Bounds, SweepSpecFile
 from nerframe.graphs import Graph
-from nerframe.hardware import accelerator
+from nerframe.hardware import BUILTIN, accelerator
+from nerframe.nerframe_format import FREQUENCY_MHZ
 from nerframe.scene_table import scene
 from nerframe.taxonomy import op_types
 
@@ -89,19 +90,9 @@ ALIASES = {
 # that writing a store's last part (which nothing overlaps) is short and memory
 # stays low; large enough that a chunk's fixed costs vanish.
 CHUNK_SIZE = 250_000
-_KEYS = {
-    "graphs",
-    "hardware",
-    "workload",
-    "grid",
-    "constraints",
-    "objectives",
-    "parallelism",
-    "pipelined",
-    "fine",
-    "model",
-    "chunk_size",
-}
+MAX_AXIS_VALUES = 10_000_000
+"""Most values one range axis may expand to (assumption: 80 MB as float64; a grid of
+more configurations is built from several axes, never one list)."""
 
 
 @dataclass(frozen=True)
@@ -227,7 +218,8 @@ class SweepSpec:
 def sweep_spec(source: SweepSpec | Mapping[str, Any] | str | Path) -> SweepSpec:
     """A validated `SweepSpec` from a dict or a YAML/JSON file (see the module docstring).
 
-    Any problem is an `InvalidInputError` naming the key and the value at fault.
+    Any problem is an `InvalidInputError` naming the key and the value at fault. The
+    graph and accelerator files a spec file names are found from the spec's folder.
 
     >>> sweep_spec({"graphs": "neurex", "hardware": "neurex",
     ...             "grid": {"frequency_mhz": {"start": 500, "stop": 1000, "step": 250}}})
@@ -236,107 +228,119 @@ def sweep_spec(source: SweepSpec | Mapping[str, Any] | str | Path) -> SweepSpec:
     if isinstance(source, SweepSpec):
         return source
     if isinstance(source, str | Path):
-        return _build(read_spec(source), f"{source}: ")
+        try:
+            return _build(read_spec(source), f"{source}: ")
+        except NerframeError as e:  # every fault of a spec file names the file
+            message = str(e)
+            shown = message if message.startswith(str(source)) else f"{source}: {message}"
+            raise InvalidInputError(shown, e.culprit or str(source)) from None
+    if not isinstance(source, Mapping):
+        raise InvalidInputError(
+            f"sweep_spec: give a mapping or a spec file, got {type(source).__name__}", "source"
+        )
     return _build(dict(source), "")
 
 
 def read_spec(path: str | Path) -> dict[str, Any]:
     """The mapping a YAML/JSON sweep spec file holds (validated by `sweep_spec`); a key
     given twice in one mapping is refused."""
-    try:
-        data = yaml.load(Path(path).read_text(), Loader=_SpecLoader)
-    except OSError as e:
-        raise InvalidInputError(f"{path}: cannot read sweep spec ({e.strerror})") from None
-    except InvalidInputError as e:
-        raise InvalidInputError(f"{path}: {e}", e.culprit) from None
-    except yaml.YAMLError as e:
-        reason = str(e).splitlines()[0]
-        raise InvalidInputError(f"{path}: not a YAML/JSON sweep spec ({reason})") from None
+    from nerframe.formats import parse
+
+    data = parse(path, what="sweep spec", syntax="yaml")
     if not isinstance(data, dict):
-        keys = ", ".join(sorted(_KEYS))
-        raise InvalidInputError(f"{path}: a sweep spec is a mapping of {keys}")
+        keys = ", ".join(sorted(SweepSpecFile.__struct_fields__))
+        raise InvalidInputError(f"{path}: a sweep spec is a mapping of {keys}", str(path))
+    # the files a spec names are found from the spec's folder, wherever it is run from
+    graphs = data.get("graphs")
+    if isinstance(graphs, str):
+        data["graphs"] = _relative_to(graphs, path, pipeline=True)
+    elif isinstance(graphs, list):
+        data["graphs"] = [_relative_to(g, path, pipeline=True) for g in graphs]
+    if "hardware" in data:
+        data["hardware"] = _relative_to(data["hardware"], path, pipeline=False)
     return data
 
 
-class _SpecLoader(yaml.SafeLoader):
-    """YAML's safe loader, refusing a key given twice in one mapping (which YAML
-    would resolve silently to the last value: a second value is a typo)."""
+def _relative_to(name: object, spec: str | Path, *, pipeline: bool) -> object:
+    """`name` (a built-in pipeline or accelerator, or a file) as found from `spec`'s folder."""
+    from nerframe.formats import resolve
 
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: set[object] = set()
-        for key_node, _ in node.value:
-            if key_node.tag == "tag:yaml.org,2002:merge":
-                continue
-            key = self.construct_object(key_node, deep=True)
-            if not isinstance(key, str | int | float | bool):
-                continue  # an unhashable key: the safe loader's own error names it
-            if key in seen:
-                raise InvalidInputError(
-                    f"key {key!r} is given twice in one mapping "
-                    f"(line {key_node.start_mark.line + 1}); keep one",
-                    str(key),
-                )
-            seen.add(key)
-        return super().construct_mapping(node, deep)
+    if not isinstance(name, str):
+        return name  # the declared model refuses it with its field path
+    builtin = (name in PIPELINES or not Path(name).suffix) if pipeline else name.lower() in BUILTIN
+    return name if builtin else resolve(name, spec)
+
+
+def _declared(data: dict[str, Any], where: str) -> tuple[SweepSpecFile, dict[str, Any]]:
+    """`data` checked against the declared spec, with the `Graph` and `Accelerator`
+    objects a Python caller may give set aside (by placeholder name)."""
+    from nerframe.formats import convert
+
+    objects: dict[str, Any] = {}
+    plain = dict(data)
+    graphs = plain.get("graphs")
+    if isinstance(graphs, Graph):
+        graphs = [graphs]
+    if isinstance(graphs, list | tuple):
+        plain["graphs"] = [_placeholder(g, objects) for g in graphs]
+    if isinstance(plain.get("hardware"), Accelerator):
+        plain["hardware"] = _placeholder(plain["hardware"], objects)
+    for key in ("workload", "grid"):
+        if isinstance(plain.get(key), Mapping):
+            plain[key] = {k: _plain(v) for k, v in plain[key].items()}
+    return convert(plain, SweepSpecFile, source=where.removesuffix(": ") or "sweep spec"), objects
+
+
+def _placeholder(value: object, objects: dict[str, Any]) -> object:
+    if not isinstance(value, Graph | Accelerator):
+        return value
+    name = f"<{type(value).__name__} {len(objects)}>"
+    objects[name] = value
+    return name
+
+
+def _plain(values: object) -> object:
+    """Axis values a Python caller gave as numpy data or a range, as plain numbers."""
+    if isinstance(values, np.ndarray | np.generic):
+        return values.tolist()
+    if isinstance(values, range | tuple):
+        return [v.item() if isinstance(v, np.generic) else v for v in values]
+    if isinstance(values, list):
+        return [v.item() if isinstance(v, np.generic) else v for v in values]
+    return values
 
 
 def _build(data: dict[str, Any], where: str) -> SweepSpec:
-    unknown = sorted(set(data) - _KEYS)
-    if unknown:
-        raise InvalidInputError(
-            f"{where}unknown sweep spec key {unknown[0]!r}{did_you_mean(unknown[0], _KEYS)}; "
-            f"keys: {', '.join(sorted(_KEYS))}"
-        )
-    graphs = data.get("graphs")
-    if isinstance(graphs, str | Graph):
-        graphs = [graphs]
-    if not graphs or not isinstance(graphs, list | tuple):
+    declared, objects = _declared(data, where)
+    graphs = [declared.graphs] if isinstance(declared.graphs, str) else declared.graphs
+    if not graphs:
         raise InvalidInputError(f"{where}graphs: give a list of pipelines or graph files")
-    if data.get("hardware") is None:
-        raise InvalidInputError(f"{where}hardware: name an accelerator (built-in or .json file)")
-    hardware = data["hardware"]
-    accel = hardware if isinstance(hardware, Accelerator) else accelerator(str(hardware))
-    parallelism = data.get("parallelism", "split")
-    if parallelism not in ("split", "instance"):
-        raise InvalidInputError(
-            f"{where}parallelism: choose split or instance, got {parallelism!r}"
-        )
-    model = data.get("model", "realistic")
-    if model not in MODELS:
-        raise InvalidInputError(f"{where}model: choose {' or '.join(MODELS)}, got {model!r}")
-    chunk_size = data.get("chunk_size", CHUNK_SIZE)
-    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
-        raise InvalidInputError(f"{where}chunk_size must be an integer >= 1, got {chunk_size!r}")
-    for flag in ("pipelined", "fine"):
-        if not isinstance(data.get(flag, False), bool):
-            raise InvalidInputError(f"{where}{flag} must be true or false, got {data[flag]!r}")
-    sources = tuple(g if isinstance(g, Graph) else str(g) for g in graphs)
-    fine = data.get("fine", False)
-    workload = {
-        name: _workload_values(name, values, where)
-        for name, values in _mapping(data, "workload", where).items()
-    }
+    sources = tuple(objects.get(g) or g for g in graphs)
+    accel = objects.get(declared.hardware) or accelerator(declared.hardware)
     spec = SweepSpec(
         graphs=sources,
         hardware=accel,
-        workload=workload,
+        workload={
+            name: _workload_values(name, values, where)
+            for name, values in (declared.workload or {}).items()
+        },
         grid={
             name: hardware_values(name, _axis(values, name, where), accel)
-            for name, values in _mapping(data, "grid", where).items()
+            for name, values in (declared.grid or {}).items()
         },
         constraints={
             _figure(name, where, "constraint"): _bounds(name, bound, where)
-            for name, bound in _mapping(data, "constraints", where).items()
+            for name, bound in (declared.constraints or {}).items()
         },
         objectives={
-            _figure(name, where, "objective"): _direction(name, direction, where)
-            for name, direction in (_mapping(data, "objectives", where) or {"fps": "max"}).items()
+            _figure(name, where, "objective"): direction
+            for name, direction in (declared.objectives or {"fps": "max"}).items()
         },
-        parallelism=parallelism,
-        pipelined=data.get("pipelined", True),
-        fine=fine,
-        model=model,
-        chunk_size=chunk_size,
+        parallelism=declared.parallelism,
+        pipelined=declared.pipelined,
+        fine=declared.fine,
+        model=declared.model,
+        chunk_size=declared.chunk_size,
     )
     names = [spec.graph_at(i, next(spec.points())).name for i in range(len(sources))]
     twice = [n for n in names if names.count(n) > 1]
@@ -348,31 +352,39 @@ def _build(data: dict[str, Any], where: str) -> SweepSpec:
     return spec
 
 
-def _mapping(data: dict[str, Any], key: str, where: str) -> dict[str, Any]:
-    value = data.get(key) or {}
-    if not isinstance(value, Mapping):
-        raise InvalidInputError(f"{where}{key}: expected a mapping of names to values")
-    return {str(k): v for k, v in value.items()}
-
-
-def _axis(values: Any, name: str, where: str) -> Any:
-    """List values, or a ``{start, stop, step}`` range with stop included when reached."""
-    if not isinstance(values, Mapping):
-        return [values] if isinstance(values, int | float) else values
-    if set(values) != {"start", "stop", "step"}:
-        raise InvalidInputError(f"{where}axis {name!r}: a range is {{start, stop, step}}")
-    start, stop, step = (values[k] for k in ("start", "stop", "step"))
-    if not all(isinstance(v, int | float) for v in (start, stop, step)) or step <= 0:
-        raise InvalidInputError(f"{where}axis {name!r}: a range needs numbers and a step > 0")
-    count = math.floor((stop - start) / step + 1e-9) + 1
+def _axis(values: Axis, name: str, where: str) -> list[int | float]:
+    """The values of a declared axis: one number, a list, or a ``{start, stop, step}``
+    range with stop included when reached."""
+    if isinstance(values, int | float):
+        return [values]
+    if isinstance(values, list):
+        return values
+    # counted before anything is allocated: a tiny step asked for 134 GiB (D8)
+    span = (values.stop - values.start) / values.step
+    count = math.floor(span + 1e-9) + 1 if math.isfinite(span) else math.inf
     if count < 1:
-        raise InvalidInputError(f"{where}axis {name!r}: empty range {dict(values)}")
-    return (start + step * np.arange(count)).tolist()
+        raise InvalidInputError(
+            f"{where}axis {name!r}: empty range (start {values.start:g}, stop {values.stop:g})"
+        )
+    if count > MAX_AXIS_VALUES:
+        shown = f"{count:,}" if math.isfinite(count) else "infinitely many"
+        raise InvalidInputError(
+            f"{where}axis {name!r}: the range has {shown} values, more than the "
+            f"{MAX_AXIS_VALUES:,} an axis may hold; use a coarser step"
+        )
+    return (values.start + values.step * np.arange(count)).tolist()
 
 
 def hardware_values(name: str, values: Sequence[float], accel: Accelerator) -> np.ndarray:
     """The hardware axis `name` as an array, checked against what the field allows."""
     integer, zero_ok = hardware_field(name, accel)[1:]
+    if isinstance(values, str | bytes) or any(
+        isinstance(v, bool | str | bytes) for v in np.asarray(values, dtype=object).reshape(-1)
+    ):
+        # numpy would read true as 1 and "200" as 200: booleans and text are never numbers
+        raise InvalidInputError(
+            f"sweep parameter {name!r}: values must be numbers, got {_short(values)}", name
+        )
     try:
         array = np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError):
@@ -383,6 +395,14 @@ def hardware_values(name: str, values: Sequence[float], accel: Accelerator) -> n
         raise InvalidInputError(f"sweep parameter {name!r}: values must be finite, got {values}")
     if integer and (array != np.round(array)).any():
         raise InvalidInputError(f"sweep parameter {name!r}: values must be integers, got {values}")
+    if (
+        name == "frequency_mhz"
+        and not ((array >= FREQUENCY_MHZ[0]) & (array <= FREQUENCY_MHZ[1])).all()
+    ):
+        raise InvalidInputError(
+            f"sweep parameter {name!r}: values must lie in [0.001, 1e7] MHz, got {_short(values)}",
+            name,
+        )
     low_ok = array >= 0 if zero_ok else array > 0
     if not low_ok.all():
         bound = ">= 0" if zero_ok else "> 0"
@@ -409,6 +429,11 @@ def hardware_field(name: str, accel: Accelerator) -> tuple[str, bool, bool]:
             f"(workload: {', '.join(WORKLOAD_FIELDS)}, scene or OPTYPE.PARAM)"
         )
     return MODULE_FIELDS[key]
+
+
+def _short(values: object) -> str:
+    text = repr(list(values) if isinstance(values, tuple | np.ndarray) else values)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def is_workload_axis(name: str) -> bool:
@@ -472,23 +497,28 @@ def _figure(name: str, where: str, what: str) -> str:
     return column
 
 
-def _bounds(name: str, bound: Any, where: str) -> tuple[float, float]:
-    if isinstance(bound, int | float) and not isinstance(bound, bool):
-        bound = {"max": bound}
-    if not isinstance(bound, Mapping) or not bound or set(bound) - {"min", "max"}:
+def _bounds(name: str, bound: float | Bounds, where: str) -> tuple[float, float]:
+    low, high = (
+        (-math.inf, float(bound))
+        if isinstance(bound, int | float)
+        else (
+            -math.inf if bound.min is None else bound.min,
+            math.inf if bound.max is None else bound.max,
+        )
+    )
+    given = [float(bound)] if isinstance(bound, int | float) else [bound.min, bound.max]
+    if all(v is None for v in given):
         raise InvalidInputError(
             f"{where}constraint {name!r}: give a number (a maximum) or {{min, max}}"
         )
-    low, high = float(bound.get("min", -math.inf)), float(bound.get("max", math.inf))
-    if math.isnan(low) or math.isnan(high) or low > high:
+    if not all(v is None or math.isfinite(v) for v in given):
+        # an infinite bound constrains nothing, or everything: a typo either way
+        raise InvalidInputError(
+            f"{where}constraint {name!r}: bounds must be finite numbers, got {given}"
+        )
+    if low > high:
         raise InvalidInputError(f"{where}constraint {name!r}: min must not exceed max")
     return low, high
-
-
-def _direction(name: str, direction: Any, where: str) -> str:
-    if direction not in ("max", "min"):
-        raise InvalidInputError(f"{where}objective {name!r}: say max or min, got {direction!r}")
-    return str(direction)
 
 
 def spec_identity(spec: SweepSpec) -> dict[str, Any]:

@@ -160,7 +160,7 @@ def test_read_graph_yaml(tmp_path: Path) -> None:
     assert g.edges.select("src", "dst", "kind").rows() == [(0, 1, "data"), (1, 0, "feedback")]
     path.write_text("ops:\n  - {op_type: Sorting\n")
     with pytest.raises(
-        nerframe.NerframeError, match=r"malformed YAML at line 3 column 1: expected"
+        nerframe.NerframeError, match=r"malformed YAML at line 3 column 1: did not find expected"
     ):
         nerframe.read_graph(path)
 
@@ -168,11 +168,16 @@ def test_read_graph_yaml(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("edges", "message"),
     [
-        ([[0]], r"edge \[0\] must be \[src, dst\]"),
-        ([[0, 1, "loop"]], "edge kind must be 'data' or 'feedback', got 'loop'"),
-        ([[0, 1, None]], "edge kind must be 'data' or 'feedback', got None"),
-        ([["a", 1]], "edges must be integer op ids"),
-        ([{"src": 0, "to": 1}], "must be"),
+        ([[0]], r"field 'edges\[0\]': expected array of length >= 2, got \[0\]"),
+        ([[0, 1, "loop"]], r"field 'edges\[0\]\[2\]': expected 'data' or 'feedback', got \"loop\""),
+        ([[0, 1, None]], r"field 'edges\[0\]\[2\]': expected int \| str, got null"),
+        ([["a", 1]], r"field 'edges\[0\]\[0\]': expected an op id \(int\), got \"a\""),
+        ([{"src": 0, "to": 1}], r"unknown field 'edges\[0\]\.to' \(allowed: dst, kind, src\)"),
+        # D10: endpoints are never coerced (1.9 was read as 1, true as 1, "0" as 0)
+        ([[0, 1.9]], r"field 'edges\[0\]\[1\]': expected int \| str, got 1\.9"),
+        ([[0, True]], r"field 'edges\[0\]\[1\]': expected int \| str, got true"),
+        ([["0", "1"]], r"field 'edges\[0\]\[0\]': expected an op id \(int\), got \"0\""),
+        ([{"src": 0.0, "dst": 1}], r"field 'edges\[0\]\.src': expected int, got 0\.0"),
     ],
 )
 def test_read_graph_bad_edges(tmp_path: Path, edges: list, message: str) -> None:

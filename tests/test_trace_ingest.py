@@ -52,6 +52,9 @@ def call(i, parent, path, classes, inputs, outputs, sources, output_sources, tim
         sources,
         output_sources,
         time_s,
+        # a half-precision model: rows are costed at 16 bits, as before dtypes were recorded
+        kw.get("input_dtypes", [kw.get("dtype", "float16")] * len(inputs)),
+        kw.get("output_dtypes", [kw.get("dtype", "float16")] * len(outputs)),
     )
 
 
@@ -305,7 +308,10 @@ def test_user_map_wins_over_packaged_and_bases_are_matched(tmp_path: Path) -> No
     [
         ("classes:\n  X: {op_type: MPL}\n", r"unknown op type 'MPL' \(did you mean 'MLP'\?\)"),
         ("classes:\n  X: {op_type: MLP, params: {depth: 3}}\n", "MLP has no parameter 'depth'"),
-        ("classes:\n  X: {op_type: MLP, rule: eval}\n", "unknown rule 'eval'"),
+        (
+            "classes:\n  X: {op_type: MLP, rule: eval}\n",
+            'field \'classes.X.rule\': expected one of "linear_layers", got "eval"',
+        ),
         (
             "classes:\n  X: {op_type: UniformSampler, params: {B: \"__import__('os')\"}}\n",
             "cannot read expression",
@@ -315,7 +321,10 @@ def test_user_map_wins_over_packaged_and_bases_are_matched(tmp_path: Path) -> No
             "cannot read expression|unexpected",
         ),
         ("classes:\n  X: {op_type: UniformSampler, params: {B: os.system}}\n", "unknown name 'os'"),
-        ("classes:\n  X: {op_type: MLP, colour: red}\n", "unknown field 'colour'"),
+        (
+            "classes:\n  X: {op_type: MLP, colour: red}\n",
+            r"unknown field 'classes\.X\.colour' \(allowed: approximate, ignore, op_type",
+        ),
         ("other: 1\n", "not a class map"),
     ],
 )
@@ -363,15 +372,21 @@ def test_trace_file_round_trip_and_byte_identity(tmp_path: Path) -> None:
     ("change", "message"),
     [
         (lambda d: d.update(format="other"), "not a trace file"),
-        (lambda d: d.update(version=2), "version 2"),
+        (lambda d: d.update(version=3), "version 3 is not one of 1, 2"),
         (lambda d: d["calls"][2].update(sources=[[5, 0]]), "call 2: sources refers to call 5"),
         (lambda d: d["calls"][2].update(sources=[[1, 2]]), "output 2 of call 1, which has 2"),
-        (lambda d: d["calls"][2].update(sources=[3]), r"a port must be \[call, output index\]"),
+        (
+            lambda d: d["calls"][2].update(sources=[3]),
+            r"field 'calls\[2\]\.sources\[0\]': expected array, got 3",
+        ),
         (lambda d: d["calls"][2].update(output_sources=[]), "one list per output"),
-        (lambda d: d["calls"][1].update(inputs=[[16, -3]]), "shape must be a list of integers"),
-        (lambda d: d["calls"][1].update(time_s=-1), "time_s must be >= 0"),
+        (
+            lambda d: d["calls"][1].update(inputs=[[16, -3]]),
+            r"field 'calls\[1\]\.inputs\[0\]\[1\]': expected int >= 0, got -3",
+        ),
+        (lambda d: d["calls"][1].update(time_s=-1), r"'calls\[1\]\.time_s': expected float >= 0"),
         (lambda d: d["calls"][1].update(id=7), "id must be 1"),
-        (lambda d: d["calls"][1].update(colour=1), "unknown field 'colour'"),
+        (lambda d: d["calls"][1].update(colour=1), r"unknown field 'calls\[1\]\.colour'"),
     ],
 )
 def test_malformed_trace_files_name_the_culprit(tmp_path: Path, change, message: str) -> None:

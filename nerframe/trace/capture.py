@@ -234,6 +234,7 @@ class _Recorder:
                     if value is not None
                 },
                 "inputs": [list(t.shape) for t in self.tensors((args, kwargs))],
+                "input_dtypes": [_dtype(t) for t in self.tensors((args, kwargs))],
                 "sources": sorted(self.sources((args, kwargs))),
             }
         )
@@ -246,6 +247,7 @@ class _Recorder:
         call = self.calls[index]
         outputs = list(self.tensors(output))
         call["outputs"] = [list(t.shape) for t in outputs]
+        call["output_dtypes"] = [_dtype(t) for t in outputs]
         call["output_sources"] = [sorted(self.sources(t)) for t in outputs]
         for position, tensor in enumerate(outputs):
             # An argument handed back unchanged (a ray bundle's camera indices put into
@@ -277,6 +279,11 @@ class _Recorder:
                 if all(v is not None for v in items):
                     found[key] = [v for v in items if v is not None]
         return found
+
+
+def _dtype(tensor: Any) -> str:
+    """A tensor's dtype as the trace file records it: ``float32`` for ``torch.float32``."""
+    return str(tensor.dtype).removeprefix("torch.")
 
 
 def _scalar(value: object) -> Scalar | None:

@@ -45,9 +45,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from nerframe.errors import NerframeError, did_you_mean
+from nerframe.errors import InvalidInputError, NerframeError, did_you_mean
+from nerframe.formats.class_map import MapEntry
 from nerframe.taxonomy import PARAMETER, op_types
 
 PACKAGED: tuple[str, ...] = ("nerfstudio", "core")
@@ -61,8 +60,6 @@ RULES: dict[str, str] = {
 """Named parameter rules a map entry may use (``rule: NAME``)."""
 
 LINEAR = "torch.nn.modules.linear.Linear"
-
-_ENTRY_FIELDS = {"op_type", "params", "rule", "approximate", "ignore"}
 
 
 @dataclass(frozen=True)
@@ -125,74 +122,60 @@ def class_map(extra: Sequence[str | Path] = ()) -> ClassMap:
 
 @cache
 def _packaged(name: str) -> dict[str, Entry]:
-    text = resources.files("nerframe.trace").joinpath(f"maps/{name}.yaml").read_text()
-    return parse_map(yaml.safe_load(text), f"packaged map {name!r}")
+    from nerframe.formats import parse
+
+    path = resources.files("nerframe.trace").joinpath(f"maps/{name}.yaml")
+    with resources.as_file(path) as file:
+        return parse_map(parse(file, what="class map", syntax="yaml"), f"packaged map {name!r}")
 
 
 def _read_map(path: Path) -> dict[str, Entry]:
-    try:
-        document = yaml.safe_load(path.read_text())
-    except OSError as e:
-        raise NerframeError(f"{path}: cannot read map file ({e.strerror})") from None
-    except yaml.YAMLError as e:
-        raise NerframeError(f"{path}: malformed YAML ({str(e).splitlines()[0]})") from None
-    return parse_map(document, str(path))
+    from nerframe.formats import parse
+
+    return parse_map(parse(path, what="class map", syntax="yaml"), str(path))
 
 
 def parse_map(document: object, source: str) -> dict[str, Entry]:
-    """Check a parsed map document; return its entries by class key.
+    """Check a parsed map document (`nerframe.formats.class_map.ClassMapFile`, then the
+    catalogue and the path language); return its entries by class key.
 
     >>> parse_map({"classes": {"my.Grid": {"op_type": "HashEncoding"}}}, "mine")["my.Grid"].source
     'mine'
     """
-    if not isinstance(document, dict) or not isinstance(document.get("classes"), dict):
-        raise NerframeError(f"{source}: not a class map (expected a 'classes' mapping)")
-    unknown = set(document) - {"classes", "description"}
-    if unknown:
-        raise NerframeError(f"{source}: unknown field {sorted(unknown)[0]!r}")
-    return {str(key): _entry(str(key), value, source) for key, value in document["classes"].items()}
+    from nerframe.formats import convert
+    from nerframe.formats.class_map import ClassMapFile
+
+    if not isinstance(document, dict) or "classes" not in document:
+        raise InvalidInputError(f"{source}: not a class map (expected a 'classes' mapping)", source)
+    declared = convert(document, ClassMapFile, source=source)
+    return {key: _entry(key, value, source) for key, value in declared.classes.items()}
 
 
-def _entry(key: str, value: object, source: str) -> Entry:
-    where = f"{source}: {key}"
-    if not isinstance(value, dict):
-        raise NerframeError(f"{where}: an entry must be a mapping")
-    unknown = set(value) - _ENTRY_FIELDS
-    if unknown:
-        name = sorted(unknown)[0]
-        raise NerframeError(f"{where}: unknown field {name!r}{did_you_mean(name, _ENTRY_FIELDS)}")
-    if value.get("ignore") is True:
-        if len(value) > 1:
-            raise NerframeError(f"{where}: an ignored class takes no other field")
+def _entry(key: str, value: MapEntry, source: str) -> Entry:
+    where = f"{source}: classes.{key}"
+    if value.ignore:
+        if value != MapEntry(ignore=True):
+            raise InvalidInputError(f"{where}: an ignored class takes no other field", key)
         return Entry(key, source)
-    op_type = value.get("op_type")
+    op_type = value.op_type
     if op_type not in op_types():
-        raise NerframeError(
-            f"{where}: unknown op type {op_type!r}{did_you_mean(str(op_type), op_types())}"
+        raise InvalidInputError(
+            f"{where}: unknown op type {op_type!r}{did_you_mean(str(op_type), op_types())}", key
         )
-    params = value.get("params") or {}
-    if not isinstance(params, dict):
-        raise NerframeError(f"{where}: params must be a mapping")
+    params = value.params or {}
     allowed = op_types()[op_type].parameters
     for name, expression in params.items():
         if name not in allowed:
-            raise NerframeError(
-                f"{where}: {op_type} has no parameter {name!r}{did_you_mean(str(name), allowed)}"
+            raise InvalidInputError(
+                f"{where}: {op_type} has no parameter {name!r}{did_you_mean(str(name), allowed)}",
+                key,
             )
         if isinstance(expression, str):
             try:
                 _parse(expression)
             except NerframeError as e:
-                raise NerframeError(f"{where}: {name}: {e}") from None
-        elif not isinstance(expression, int | float | bool | list):
-            raise NerframeError(f"{where}: {name}: expected an expression or a constant")
-    rule = value.get("rule")
-    if rule is not None and rule not in RULES:
-        raise NerframeError(f"{where}: unknown rule {rule!r}{did_you_mean(str(rule), RULES)}")
-    approximate = value.get("approximate")
-    if approximate is not None and not (isinstance(approximate, str) and approximate):
-        raise NerframeError(f"{where}: approximate must be a reason (text)")
-    return Entry(key, source, op_type, dict(params), rule, approximate)
+                raise InvalidInputError(f"{where}: {name}: {e}", key) from None
+    return Entry(key, source, op_type, dict(params), value.rule, value.approximate)
 
 
 # The path language: a recursive-descent parser over a few token kinds.

@@ -27,6 +27,8 @@ rows that match none keep ``B = rows, N = 1`` and are flagged approximate.
 from __future__ import annotations
 
 import math
+import re
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,7 +36,7 @@ from pathlib import Path
 import polars as pl
 
 from nerframe.costing import costs
-from nerframe.errors import NerframeError
+from nerframe.errors import InvalidInputError, NerframeError, NerframeWarning
 from nerframe.graphs import Graph, graph
 from nerframe.taxonomy import op_types
 from nerframe.trace.classify import LINEAR, ClassMap, Entry, check_parameter, class_map, evaluate
@@ -95,7 +97,9 @@ def read_traced_graph(
         return trace_graph(read_trace(path), maps, strict, name=name)
     except NerframeError as e:
         message = str(e)
-        raise NerframeError(message if message.startswith(str(path)) else f"{path}: {e}") from None
+        raise InvalidInputError(
+            message if message.startswith(str(path)) else f"{path}: {e}", e.culprit or str(path)
+        ) from None
 
 
 def trace_graph(
@@ -129,6 +133,7 @@ def trace_graph(
     records = [builder.record(row) for row in range(len(builder.rows))]
     edges = builder.edges()
     builder.batch(records, edges)
+    _warn_unmodelled(trace, builder, unknown)
     graph_name = name or trace.model or "trace"
     try:
         base = graph(graph_name, records, sorted(edges), frame_pixels=frame_pixels)
@@ -145,6 +150,43 @@ def trace_graph(
     )
 
 
+def _warn_unmodelled(trace: Trace, builder: _Builder, unknown: list[Call]) -> None:
+    """Warn, wherever a trace is read, of what its graph leaves out or guesses: unknown
+    modules have no row (their time is missing from every figure) and rows whose B and
+    N match no upstream row change the batches of a frame."""
+    total = trace.total_s or sum(c.time_s for c in trace.calls if c.parent is None)
+    label = f"trace {trace.model!r}" if trace.model else "trace"
+    for c in unknown[:_SHOWN]:
+        share = f", {c.time_s / total:.1%} of the measured time" if total else ""
+        warnings.warn(
+            f"{label}: unknown module {c.path or '(model)'} ({c.name}{share}): no row; "
+            "map its class with --map FILE",
+            NerframeWarning,
+            stacklevel=3,
+        )
+    if len(unknown) > _SHOWN:
+        rest = unknown[_SHOWN:]
+        share = f", {sum(c.time_s for c in rest) / total:.1%} of the measured time" if total else ""
+        warnings.warn(
+            f"{label}: {len(rest)} more unknown modules{share}: no rows",
+            NerframeWarning,
+            stacklevel=3,
+        )
+    if builder.guessed:
+        paths = ", ".join(builder.rows[r][0].path or "(model)" for r in sorted(builder.guessed))
+        warnings.warn(
+            f"{label}: B and N of {len(builder.guessed)} row(s) ({paths}) are guessed (their "
+            "rows match no upstream sampler's B·N): the batches of a frame, and so fps and "
+            "energy, assume them; map the sampler's class to fix them",
+            NerframeWarning,
+            stacklevel=3,
+        )
+
+
+_SHOWN = 5
+"""Unknown modules named one by one in warnings."""
+
+
 class _Builder:
     def __init__(self, trace: Trace, classes: ClassMap) -> None:
         self.trace = trace
@@ -158,6 +200,7 @@ class _Builder:
         self.owner: dict[int, int] = {}  # call -> row
         self.rows: list[tuple[Call, Entry]] = []
         self.approximate: dict[int, list[str]] = {}
+        self.guessed: set[int] = set()  # rows whose B and N match no upstream row
 
     def classify(self) -> None:
         for c in self.calls:
@@ -197,6 +240,11 @@ class _Builder:
                 raise NerframeError(f"{where}: {name} from {entry.source}: {e}") from None
             record[name] = check_parameter(name, value, where)
         notes = [entry.approximate] if entry.approximate else []
+        bits = _bitwidth(c)
+        if bits is not None:
+            record["bitwidth"] = bits
+        elif c.inputs or c.outputs:
+            notes.append("the trace records no dtypes (version 1): bitwidth taken as 16")
         if entry.rule == "linear_layers":
             record.update(self.linear_layers(c, where, notes))
         self.approximate[row] = notes
@@ -215,7 +263,8 @@ class _Builder:
         for lin in linears:
             fan_in, fan_out = lin.attributes.get("in_features"), lin.attributes.get("out_features")
             if not (isinstance(fan_in, int) and isinstance(fan_out, int)):
-                raise NerframeError(f"{where}: Linear call {lin.id} lacks in/out_features")
+                raise InvalidInputError(f"{where}: Linear call {lin.id} lacks in/out_features")
+            _check_linear(lin, fan_in, fan_out, where)
             layers.append((fan_in, fan_out))
         rows = {math.prod(lin.inputs[0][:-1]) if lin.inputs else 0 for lin in linears}
         if len(rows) != 1 or 0 in rows:
@@ -292,15 +341,25 @@ class _Builder:
             match = self.nearest(row, upstream, records, rows)
             if match is None:
                 record["B"], record["N"] = rows, 1
+                self.guessed.add(row)
                 self.approximate[row].append(
                     f"its {rows} rows match no upstream sampler's B·N; taken as B={rows}, N=1"
                 )
             else:
-                record["B"], record["N"] = match
+                record["B"], record["N"], source = match
+                if source in self.guessed:
+                    # B and N inherited from a guess are as approximate as the guess
+                    self.guessed.add(row)
+                    c_source = self.rows[source][0]
+                    self.approximate[row].append(
+                        f"B and N taken from {c_source.path or '(model)'} (call {c_source.id}), "
+                        "whose B and N are guessed"
+                    )
 
     def nearest(
         self, row: int, upstream: dict[int, list[int]], records: list[dict[str, object]], rows: int
-    ) -> tuple[int, int] | None:
+    ) -> tuple[int, int, int] | None:
+        """(B, N, row) of the nearest upstream row whose B·N is `rows`."""
         seen = {row}
         frontier = list(upstream[row])
         while frontier:
@@ -311,7 +370,7 @@ class _Builder:
                 seen.add(candidate)
                 b, n = records[candidate].get("B"), records[candidate].get("N")
                 if isinstance(b, int) and isinstance(n, int) and b * n == rows:
-                    return b, n
+                    return b, n, candidate
                 following.extend(upstream[candidate])
             frontier = following
         return None
@@ -352,6 +411,45 @@ class _Builder:
                 dtype=pl.String,
             ),
         )
+
+
+def _check_linear(lin: Call, fan_in: int, fan_out: int, where: str) -> None:
+    """A Linear call's features must agree with the shapes it saw (a hand-edited trace
+    may contradict itself; the shapes are what ran)."""
+    for name, shapes, features, what in (
+        ("inputs", lin.inputs, fan_in, "in_features"),
+        ("outputs", lin.outputs, fan_out, "out_features"),
+    ):
+        if not shapes or not shapes[0]:
+            raise InvalidInputError(f"{where}: Linear call {lin.id} lacks {name!r}")
+        if shapes[0][-1] != features:
+            raise InvalidInputError(
+                f"{where}: Linear call {lin.id} has {what} {features}, but its first "
+                f"{name[:-1]} tensor has shape {shapes[0]}"
+            )
+
+
+def dtype_bits(dtype: str) -> int | None:
+    """Bits per element of a torch dtype name (``bool`` is stored in a byte), None when unknown.
+
+    >>> [dtype_bits(d) for d in ("float32", "bfloat16", "float8_e4m3fn", "bool", "qint")]
+    [32, 16, 8, 8, None]
+    """
+    if dtype == "bool":
+        return 8
+    found = re.search(r"\d+", dtype)
+    bits = int(found.group()) if found else None
+    return bits if bits is not None and 1 <= bits <= 64 else None
+
+
+def _bitwidth(c: Call) -> int | None:
+    """A row's bitwidth: the widest floating-point dtype its call saw (activations are
+    what an op moves), else its widest dtype; None when the trace records none.
+    (assumption: one width per row, as the cost model has.)"""
+    dtypes = [*c.input_dtypes, *c.output_dtypes]
+    floating = [d for d in dtypes if d.startswith(("float", "bfloat"))]
+    bits = [b for d in (floating or dtypes) if (b := dtype_bits(d)) is not None]
+    return max(bits) if bits else None
 
 
 def _mlp_layers(

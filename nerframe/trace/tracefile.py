@@ -2,7 +2,7 @@
 
 A trace file (``*.trace.json``) holds::
 
-    {"format": "nerframe-trace", "version": 1,
+    {"format": "nerframe-trace", "version": 2,
      "model": "TinyNeRF", "torch": "2.13.0", "repeats": 5, "warmup": 1,
      "total_s": 0.0123,                     # median wall time of one whole forward
      "calls": [{
@@ -14,6 +14,8 @@ A trace file (``*.trace.json``) holds::
         "params": {"weight": [8, 3]},       # shapes of the module's own parameters and buffers
         "inputs": [[64, 3]],                # shapes of every tensor in the arguments, in order
         "outputs": [[64, 8]],               # shapes of every tensor in the result, in order
+        "input_dtypes": ["float32"],        # torch dtype of each input tensor (version 2)
+        "output_dtypes": ["float32"],       # torch dtype of each output tensor (version 2)
         "sources": [[3, 0]],                # the outputs ([call, index]) the inputs derive from
         "output_sources": [[[5, 0], [6, 1]]],   # per output: what it derives from
         "time_s": 1.2e-05}, ...],           # median inclusive wall time of the call
@@ -26,6 +28,9 @@ its k-th output really depends on the ports that output derives from (the output
 of the calls inside it, or its own inputs). Tensors inside dataclasses, tuples,
 lists and dicts count, depth first (dict keys sorted). Files are written
 atomically with sorted keys, so the same trace always gives the same bytes.
+Version 1 files (no dtypes) are still read; their rows are costed as 16-bit and
+flagged approximate. The declared model is `nerframe.formats.trace.TraceFile`
+(``nerframe schema trace``; every field in ``docs/formats.md``).
 
 >>> import tempfile, pathlib
 >>> t = Trace("m", [Call(0, None, "", ["M"], {}, {}, [[2, 3]], [[2, 3]], [], [[]], 1e-3)])
@@ -37,22 +42,21 @@ atomically with sorted keys, so the same trace always gives the same bytes.
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
 
 from nerframe.atomic import atomic_path
-from nerframe.errors import NerframeError
+from nerframe.errors import InvalidInputError
 
 FORMAT = "nerframe-trace"
-VERSION = 1
+VERSION = 2
+"""The version written: 2 records each tensor's dtype (version 1 did not)."""
+READABLE = (1, 2)
 SUFFIX = ".trace.json"
 
 Scalar = int | float | bool | str
 Port = tuple[int, int]
 """An output tensor of a call: (call id, position among its output tensors)."""
-T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -77,6 +81,8 @@ class Call:
     sources: list[Port]
     output_sources: list[list[Port]]
     time_s: float
+    input_dtypes: list[str] = field(default_factory=list)
+    output_dtypes: list[str] = field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -142,7 +148,8 @@ def write_trace(trace: Trace, path: str | Path) -> Path:
 
 
 def read_trace(path: str | Path) -> Trace:
-    """Read and check a trace file; a malformed one is a `NerframeError` naming the culprit.
+    """Read and check a trace file; a malformed one is an `InvalidInputError` naming the
+    file, the field and the value (the format is `nerframe.formats.trace.TraceFile`).
 
     >>> import tempfile
     >>> t = Trace("m", [Call(0, None, "", ["M"], {}, {}, [[2, 3]], [[2, 3]], [], [[]], 1e-3)])
@@ -152,150 +159,90 @@ def read_trace(path: str | Path) -> Trace:
     >>> _ = bad.write_text('{"format": "other"}')
     >>> try:
     ...     read_trace(bad)
-    ... except NerframeError as e:
+    ... except InvalidInputError as e:
     ...     print(str(e).removeprefix(str(bad)))
     : not a trace file (expected "format": "nerframe-trace")
     """
-    path = Path(path)
-    try:
-        document = json.loads(path.read_text())
-    except OSError as e:
-        raise NerframeError(f"{path}: cannot read trace file ({e.strerror})") from None
-    except json.JSONDecodeError as e:
-        raise NerframeError(
-            f"{path}: malformed JSON at line {e.lineno} column {e.colno}: {e.msg}"
-        ) from None
-    try:
-        return parse_trace(document)
-    except NerframeError as e:
-        raise NerframeError(f"{path}: {e}") from None
+    from nerframe.formats import collector_paused, parse
+
+    with collector_paused():
+        return parse_trace(parse(path, what="trace file"), source=str(path))
 
 
-def parse_trace(document: object) -> Trace:
-    """A `Trace` from the parsed JSON document of a trace file."""
+def parse_trace(document: object, *, source: str = "trace") -> Trace:
+    """A `Trace` from the parsed JSON document of a trace file; `source` starts messages."""
+    from nerframe.formats import convert
+    from nerframe.formats.trace import TraceFile
+
     if not isinstance(document, dict) or document.get("format") != FORMAT:
-        raise NerframeError(f'not a trace file (expected "format": "{FORMAT}")')
-    if document.get("version") != VERSION:
-        raise NerframeError(f"trace format version {document.get('version')!r} is not {VERSION}")
-    calls = document.get("calls")
-    if not isinstance(calls, list):
-        raise NerframeError("'calls' must be a list")
-    parsed = [_call(c, i) for i, c in enumerate(calls)]
-    for call in parsed:
-        if call.parent is not None and not 0 <= call.parent < call.id:
-            raise NerframeError(f"call {call.id}: parent {call.parent} is not an earlier call")
-        if len(call.output_sources) != len(call.outputs):
-            raise NerframeError(f"call {call.id}: output_sources must have one list per output")
-        # A source is an earlier call's output; what feeds an output may be a child's.
-        ports = [(p, "sources") for p in call.sources] + [
-            (p, "output_sources") for ports in call.output_sources for p in ports
-        ]
-        for (ref, index), field_name in ports:
-            if (
-                not 0 <= ref < len(parsed)
-                or ref == call.id
-                or (field_name == "sources" and ref > call.id)
-            ):
-                raise NerframeError(f"call {call.id}: {field_name} refers to call {ref}")
-            if not 0 <= index < len(parsed[ref].outputs):
-                raise NerframeError(
-                    f"call {call.id}: {field_name} refers to output {index} of call {ref}, "
-                    f"which has {len(parsed[ref].outputs)}"
-                )
+        raise InvalidInputError(
+            f'{source}: not a trace file (expected "format": "{FORMAT}")', source
+        )
+    if document.get("version") not in READABLE:
+        raise InvalidInputError(
+            f"{source}: trace format version {document.get('version')!r} is not one of "
+            f"{', '.join(map(str, READABLE))}",
+            source,
+        )
+    declared = convert(document, TraceFile, source=source)
+    calls = [
+        Call(
+            id=c.id,
+            parent=c.parent,
+            path=c.path,
+            classes=c.classes,
+            attributes=c.attributes,
+            params=c.params,
+            inputs=c.inputs,
+            outputs=c.outputs,
+            sources=c.sources,
+            output_sources=c.output_sources,
+            time_s=c.time_s,
+            input_dtypes=c.input_dtypes,
+            output_dtypes=c.output_dtypes,
+        )
+        for c in declared.calls
+    ]
+    for position, call in enumerate(calls):
+        _check_call(call, position, calls, source)
     return Trace(
-        model=_typed(document.get("model", ""), str, "model"),
-        calls=parsed,
-        total_s=_seconds(document.get("total_s", 0.0), "total_s"),
-        repeats=_typed(document.get("repeats", 1), int, "repeats"),
-        warmup=_typed(document.get("warmup", 0), int, "warmup"),
-        torch=_typed(document.get("torch", ""), str, "torch"),
-        extra=_typed(document.get("extra", {}), dict, "extra"),
+        model=declared.model,
+        calls=calls,
+        total_s=declared.total_s,
+        repeats=declared.repeats,
+        warmup=declared.warmup,
+        torch=declared.torch,
+        extra=declared.extra,
     )
 
 
-_CALL_FIELDS = {
-    "id",
-    "parent",
-    "path",
-    "classes",
-    "attributes",
-    "params",
-    "inputs",
-    "outputs",
-    "sources",
-    "output_sources",
-    "time_s",
-}
-
-
-def _call(record: object, position: int) -> Call:
-    where = f"call {position}"
-    if not isinstance(record, dict):
-        raise NerframeError(f"{where}: must be an object")
-    unknown = set(record) - _CALL_FIELDS
-    if unknown:
-        raise NerframeError(f"{where}: unknown field {sorted(unknown)[0]!r}")
-    if record.get("id") != position:
-        raise NerframeError(f"{where}: id must be {position} (calls are numbered in order)")
-    classes = _typed(record.get("classes"), list, f"{where}: classes")
-    if not classes or not all(isinstance(c, str) and c for c in classes):
-        raise NerframeError(f"{where}: classes must be a non-empty list of class names")
-    parent = record.get("parent")
-    if parent is not None:
-        parent = _typed(parent, int, f"{where}: parent")
-    attributes = _typed(record.get("attributes", {}), dict, f"{where}: attributes")
-    params = _typed(record.get("params", {}), dict, f"{where}: params")
-    for name, shape in params.items():
-        _shape(shape, f"{where}: params.{name}")
-    return Call(
-        id=position,
-        parent=parent,
-        path=_typed(record.get("path", ""), str, f"{where}: path"),
-        classes=classes,
-        attributes=attributes,
-        params=params,
-        inputs=[_shape(s, f"{where}: inputs") for s in _list(record, "inputs", where)],
-        outputs=[_shape(s, f"{where}: outputs") for s in _list(record, "outputs", where)],
-        sources=[_port(p, f"{where}: sources") for p in _list(record, "sources", where)],
-        output_sources=[
-            [_port(p, f"{where}: output_sources") for p in _typed(ports, list, where)]
-            for ports in _list(record, "output_sources", where)
-        ],
-        time_s=_seconds(record.get("time_s", 0.0), f"{where}: time_s"),
-    )
-
-
-def _list(record: dict[str, object], key: str, where: str) -> list[object]:
-    return _typed(record.get(key, []), list, f"{where}: {key}")
-
-
-def _typed(value: Any, kind: type[T], what: str) -> T:
-    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise NerframeError(f"{what} must be {kind.__name__}, got {value!r}")
-    return value
-
-
-def _port(value: object, what: str) -> Port:
-    if (
-        not isinstance(value, list | tuple)
-        or len(value) != 2
-        or not all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+def _check_call(call: Call, position: int, calls: list[Call], source: str) -> None:
+    """What a declared type cannot say: ids in order, references to earlier calls and
+    to outputs that exist, one dtype per tensor."""
+    where = f"{source}: call {position}"
+    if call.id != position:
+        raise InvalidInputError(f"{where}: id must be {position} (calls are numbered in order)")
+    if call.parent is not None and not call.parent < call.id:
+        raise InvalidInputError(f"{where}: parent {call.parent} is not an earlier call")
+    if len(call.output_sources) != len(call.outputs):
+        raise InvalidInputError(f"{where}: output_sources must have one list per output")
+    for name, dtypes, tensors in (
+        ("input_dtypes", call.input_dtypes, call.inputs),
+        ("output_dtypes", call.output_dtypes, call.outputs),
     ):
-        raise NerframeError(f"{what}: a port must be [call, output index], got {value!r}")
-    return (value[0], value[1])
-
-
-def _shape(value: object, what: str) -> list[int]:
-    if not isinstance(value, list) or not all(
-        isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in value
-    ):
-        raise NerframeError(f"{what}: a shape must be a list of integers >= 0, got {value!r}")
-    return value
-
-
-def _seconds(value: object, what: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise NerframeError(f"{what} must be a number of seconds, got {value!r}")
-    if value < 0:
-        raise NerframeError(f"{what} must be >= 0, got {value!r}")
-    return float(value)
+        if dtypes and len(dtypes) != len(tensors):
+            raise InvalidInputError(
+                f"{where}: {name} has {len(dtypes)} entries for {len(tensors)} tensors"
+            )
+    # A source is an earlier call's output; what feeds an output may be a child's.
+    ports = [(p, "sources") for p in call.sources] + [
+        (p, "output_sources") for ports in call.output_sources for p in ports
+    ]
+    for (ref, index), field_name in ports:
+        if ref >= len(calls) or ref == call.id or (field_name == "sources" and ref > call.id):
+            raise InvalidInputError(f"{where}: {field_name} refers to call {ref}")
+        if index >= len(calls[ref].outputs):
+            raise InvalidInputError(
+                f"{where}: {field_name} refers to output {index} of call {ref}, "
+                f"which has {len(calls[ref].outputs)}"
+            )
