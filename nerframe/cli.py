@@ -13,9 +13,10 @@ icarus,inference,4,4096,192,,640000,1.0,icarus,825444532224.0,...
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -103,6 +104,19 @@ def _warn(lines: Sequence[str]) -> None:
         sys.stderr.write(f"warning: {line}\n")
 
 
+@contextlib.contextmanager
+def _warnings_as_lines() -> Iterator[None]:
+    """`NerframeWarning`s raised inside, printed as ``warning: …`` lines."""
+    import warnings
+
+    from nerframe.errors import NerframeWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", NerframeWarning)
+        yield
+    _warn([str(w.message) for w in caught if issubclass(w.category, NerframeWarning)])
+
+
 def cmd_pipelines(args: argparse.Namespace) -> None:
     from nerframe.builtin_pipelines import pipelines
 
@@ -131,10 +145,11 @@ def cmd_hardware(args: argparse.Namespace) -> None:
     if _for_people(args):
         mapping = sorted(accel.operator_mapping.items())
         area = "not published" if math.isnan(accel.area_mm2) else f"{accel.area_mm2:.4g} mm²"
+        peak = f"{accel.peak_tflops:.4g} TFLOP/s" if accel.peak_tflops else "– (no FLOP unit)"
         sys.stdout.write(
             f"\n{accel.name}: {accel.description}\n"
             f"clock {accel.frequency_mhz:g} MHz, DRAM {accel.dram_bandwidth_gbps:g} GB/s, "
-            f"peak {accel.peak_tflops:.4g} TFLOP/s, area {area}\n"
+            f"peak {peak}, area {area}\n"
             + "".join(f"  {op} -> {module}\n" for op, module in mapping)
         )
 
@@ -201,32 +216,39 @@ def cmd_sweep(args: argparse.Namespace) -> None:
     if args.chart is not None and not args.pareto:
         raise NerframeError("--chart draws the Pareto front: give --pareto too")
     objectives = _objectives(args.pareto) if args.pareto else spec.objectives
+    # A spec that names two or more objectives asks for their front, as --pareto does.
+    front = bool(args.pareto) or len(objectives) > 1
     if spec.configurations > CONFIRM_ABOVE and not args.yes:
         raise NerframeError(_estimate(spec) + "; run it with --yes (or shrink the grid)")
     order = next(iter(objectives.items()))  # rank rows by the first objective
+    limits = {"constraints": spec.constraints}
     figures = ["fps", "energy_per_frame_j", "avg_power_w", "area_mm2", "dram_utilization"]
     view = ["graph"] if len(spec.graphs) > 1 else []
     view += [*spec.workload, "config", *spec.grid]
     view += [f for f in dict.fromkeys([*objectives, *figures]) if f not in view]
     view.append("bottleneck_module")
-    with Progress(spec.configurations, "sweep", "configs") as bar:
+    with Progress(spec.configurations, "sweep", "configs") as bar, _warnings_as_lines():
         if args.output is None:
             rows = chunks(spec, bar)
-            shown = pareto(rows, objectives) if args.pareto else best(rows, args.top, *order)
+            shown = (
+                pareto(rows, objectives, **limits)
+                if front
+                else best(rows, args.top, *order, **limits)
+            )
         else:
             run(spec, args.output, args.backend, args.scheduler, bar)
             shown = (
-                pareto(store_parts(args.output), objectives)
-                if args.pareto
-                else best_in_store(args.output, args.top, *order, spec.workload, view)
+                pareto(store_parts(args.output), objectives, **limits)
+                if front
+                else best_in_store(args.output, args.top, *order, spec.workload, view, **limits)
             )
     if args.chart is not None:  # the whole front, however many rows are printed
         from nerframe.charts import save_chart
         from nerframe.sweep_charts import pareto_chart
 
         save_chart(pareto_chart(shown, objectives), args.chart)
-    if args.pareto and args.top:
-        shown = shown.head(args.top)
+    if front and args.top:  # the top rows of each graph's front
+        shown = shown.group_by("graph", maintain_order=True).head(args.top)
     emit(shown.select(view), args.format)
     if args.output is not None:
         sys.stderr.write(f"wrote {args.output}/ ({spec.configurations:,} configurations)\n")

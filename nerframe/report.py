@@ -43,7 +43,7 @@ from nerframe.atomic import atomic_path
 from nerframe.charts.tables import CHART, largest
 from nerframe.errors import NerframeError
 from nerframe.progress import Progress
-from nerframe.rooflines import PRESETS, System, roofline
+from nerframe.rooflines import PRESETS, System, is_preset, roofline
 from nerframe.store import read_manifest, tables
 
 REQUIRED = ("summary", "schedule", "costs", "ops", "edges")
@@ -301,7 +301,10 @@ def _workload(graph: str, frames: dict[str, pl.DataFrame], summary: pl.DataFrame
 
 
 def _pair_systems(own: System | None) -> list[System]:
-    """The roofline systems of a pair's chart: its accelerator's own and the reference."""
+    """The roofline systems of a pair's chart: its accelerator's own and the reference
+    (once, when the accelerator is the reference's GPU)."""
+    if own is not None and is_preset(own):
+        own = None
     return list({s.name: s for s in (own, REFERENCE_SYSTEM) if s is not None}.values())
 
 

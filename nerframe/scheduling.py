@@ -38,7 +38,7 @@ from nerframe import ppa
 from nerframe.accelerator_model import Accelerator
 from nerframe.builtin_pipelines import pipeline
 from nerframe.costing import costs
-from nerframe.errors import InvalidInputError, NerframeError
+from nerframe.errors import InvalidInputError, NerframeError, check_flag
 from nerframe.graphs import Graph, dag_of, phases
 from nerframe.hardware import accelerator
 from nerframe.kernels.dag import Dag, dag
@@ -350,7 +350,7 @@ def frame_figures(
 def overlaps(accel: Accelerator, pipelined: bool) -> bool:
     """Whether batches overlap on `accel`: as asked, except on a GPU, which runs one
     kernel at a time."""
-    return pipelined and accel.kind != "gpu"
+    return check_flag("pipelined", pipelined) and accel.kind != "gpu"
 
 
 def schedule(

@@ -81,14 +81,14 @@ def published() -> pl.DataFrame:
 Accelerators = Callable[[str], Accelerator]
 
 
-def validate(hardware: Accelerators = accelerator) -> pl.DataFrame:
+def validate(hardware: Accelerators | None = None) -> pl.DataFrame:
     """Every published figure with the model's prediction and the error.
 
     Columns: those of `published` plus ``predicted``, ``error``
     (``predicted / value - 1``) and ``score`` (the error; for an upper bound,
     0 when ``predicted <= value``, else the error). `hardware` loads an
-    accelerator by name (the built-ins by default; pass another to validate
-    modified figures).
+    accelerator by name (None: `nerframe.accelerator`, the built-ins; pass another
+    to validate modified figures).
 
     >>> table = validate()
     >>> sorted(set(table["tag"]))
@@ -96,7 +96,7 @@ def validate(hardware: Accelerators = accelerator) -> pl.DataFrame:
     >>> table.filter(id="icarus-area").select("value", "predicted").row(0)  # mm²
     (16.5, 9.980348)
     """
-    predict = _Predictor(hardware)
+    predict = _Predictor(hardware or accelerator)
     table = published()
     predicted = [predict(row) for row in table.iter_rows(named=True)]
     error = pl.col("predicted") / pl.col("value") - 1
@@ -144,7 +144,7 @@ def summary(table: pl.DataFrame) -> str:
     )
 
 
-def calibrate(hardware: Accelerators = accelerator) -> pl.DataFrame:
+def calibrate(hardware: Accelerators | None = None) -> pl.DataFrame:
     """The parameters the calibration rows fix, computed from those rows only.
 
     One row per (accelerator, parameter): the calibrated value, rounded to four
@@ -162,8 +162,10 @@ def calibrate(hardware: Accelerators = accelerator) -> pl.DataFrame:
     found: list[dict[str, object]] = []
     loaded: dict[str, Accelerator] = {}
 
+    load = hardware or accelerator
+
     def current(name: str) -> Accelerator:
-        return loaded.get(name) or hardware(name)
+        return loaded.get(name) or load(name)
 
     def fit(
         row_id: str,
