@@ -24,7 +24,7 @@ import polars as pl
 
 from nerframe.builtin_pipelines import MODELS
 from nerframe.errors import NerframeError
-from nerframe.output import FORMATS, emit, format_value, to_text
+from nerframe.output import FORMATS, emit, format_value, printable, to_text, wide
 from nerframe.progress import interrupt_at_steps
 
 if TYPE_CHECKING:
@@ -101,7 +101,7 @@ def _for_people(args: argparse.Namespace) -> bool:
 
 def _warn(lines: Sequence[str]) -> None:
     for line in lines:
-        sys.stderr.write(f"warning: {line}\n")
+        sys.stderr.write(f"warning: {printable(line)}\n")
 
 
 @contextlib.contextmanager
@@ -117,6 +117,28 @@ def _warnings_as_lines() -> Iterator[None]:
     _warn([str(w.message) for w in caught if issubclass(w.category, NerframeWarning)])
 
 
+def _over_dram(table: pl.DataFrame) -> None:
+    """A warning line for rows whose DRAM utilisation is above 1 (the report marks them
+    too): such a schedule is optimistic."""
+    if "dram_utilization" not in table.columns:
+        return
+    over = table.filter(pl.col("dram_utilization") > 1)
+    if over.is_empty():
+        return
+    def label(row: dict[str, Any]) -> str:
+        pair = " on ".join(str(row[c]) for c in ("graph", "accelerator") if c in row)
+        return " ".join([pair, *([f"config {row['config']}"] if "config" in row else [])])
+
+    which = ", ".join(label(row) for row in over.head(3).iter_rows(named=True)).strip()
+    more = f" and {over.height - 3} more" if over.height > 3 else ""
+    _warn(
+        [
+            f"dram_utilization above 1 ({which}{more}): the batch moves more data than DRAM "
+            "can deliver within its makespan, so the schedule is optimistic"
+        ]
+    )
+
+
 def cmd_pipelines(args: argparse.Namespace) -> None:
     from nerframe.builtin_pipelines import pipelines
 
@@ -125,11 +147,22 @@ def cmd_pipelines(args: argparse.Namespace) -> None:
 
 def cmd_costs(args: argparse.Namespace) -> None:
     from nerframe.costing import costs
+    from nerframe.scheduling import frame_total
 
-    table = costs(_graph(args, args.pipeline).ops)
+    graph = _graph(args, args.pipeline)
+    table = costs(graph.ops)
     if _for_people(args):
         table = table.select(*COST_VIEW, "flops", "bytes_total", "intensity")
-    emit(table, args.format, args.output, totals=COST_TOTALS)
+    ratio = {"intensity": ("flops", "bytes_total")}  # of the totals, not a sum
+    emit(table, args.format, args.output, totals=COST_TOTALS, ratios=ratio)
+    if _for_people(args):  # the totals row counts each op once: say what a frame does
+        flops, moved = (frame_total(table, c, graph.batches) for c in ("flops", "bytes_total"))
+        batches = f"{graph.batches:,} batch{'' if graph.batches == 1 else 'es'}"
+        sys.stdout.write(
+            f"per frame ({batches} of the batch ops, the frame ops once): "
+            f"{format_value(flops)} FLOPs, {format_value(moved)} bytes; the total row counts "
+            "each op once\n"
+        )
 
 
 def cmd_hardware(args: argparse.Namespace) -> None:
@@ -162,6 +195,7 @@ def cmd_schedule(args: argparse.Namespace) -> None:
     _warn(accel.warnings)
     result = schedule(_graph(args, args.pipeline), accel, args.parallelism, args.pipelined)
     table = result.summary if args.summary else result.schedule
+    _over_dram(result.summary)
     if not _for_people(args):
         emit(table, args.format, args.output)
         return
@@ -197,6 +231,7 @@ def cmd_analyze(args: argparse.Namespace) -> None:
     view = ["graph", "accelerator", "status", "fps", "frame_time_s", "energy_per_frame_j"]
     view += ["avg_power_w", "area_mm2", "dram_utilization", "bottleneck_module"]
     emit(result.summary.select(view), args.format)
+    _over_dram(result.summary)
     sys.stderr.write(f"wrote {result.store}/\n")
 
 
@@ -250,6 +285,7 @@ def cmd_sweep(args: argparse.Namespace) -> None:
     if front and args.top:  # the top rows of each graph's front
         shown = shown.group_by("graph", maintain_order=True).head(args.top)
     emit(shown.select(view), args.format)
+    _over_dram(shown)
     if args.output is not None:
         sys.stderr.write(f"wrote {args.output}/ ({spec.configurations:,} configurations)\n")
 
@@ -668,7 +704,20 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--images", action="store_true", help="also write PNG/SVG of every chart")
     p.set_defaults(run=cmd_report)
     _trace_commands(sub)
+    _add_wide(top)
     return top
+
+
+def _add_wide(p: argparse.ArgumentParser) -> None:
+    """``--wide`` on every command: text cells of printed tables in full."""
+    commands = [a for a in p._actions if isinstance(a, argparse._SubParsersAction)]
+    for action in commands:
+        for child in dict.fromkeys(action.choices.values()):
+            _add_wide(child)
+    if not commands:
+        p.add_argument(
+            "--wide", action="store_true", help="print long text cells whole (else cut with …)"
+        )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -676,7 +725,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = parser().parse_args(argv)
         run: Callable[[argparse.Namespace], None] = args.run
-        with interrupt_at_steps():
+        with interrupt_at_steps(), wide(args.wide):
             run(args)
     except KeyboardInterrupt:
         # Ctrl-C: temporary files are already removed on the way out.
@@ -685,7 +734,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except NerframeError as e:
         # One line, whatever a library put into the message.
         message = " ".join(line.strip() for line in str(e).splitlines() if line.strip())
-        sys.stderr.write(f"error: {message}\n")
+        sys.stderr.write(f"error: {printable(message)}\n")
         return 1
     except BrokenPipeError:
         return 0

@@ -42,6 +42,7 @@ from nerframe import charts, schemas
 from nerframe.atomic import atomic_path
 from nerframe.charts.tables import CHART, largest
 from nerframe.errors import NerframeError
+from nerframe.graphs import per_ray_samples
 from nerframe.progress import Progress
 from nerframe.rooflines import PRESETS, System, is_preset, roofline
 from nerframe.store import read_manifest, tables
@@ -290,13 +291,22 @@ def _workload(graph: str, frames: dict[str, pl.DataFrame], summary: pl.DataFrame
     ops = frames["ops"].filter(pl.col("graph") == graph)
     rows = summary.filter(graph=graph)
     kind = "training iteration" if "backward" in ops.columns and ops["backward"].any() else "frame"
+    # A scene of Gaussians (some op has G) renders pixels from Gaussians, not rays from
+    # samples; B and N are those of the per-pixel rows (`per_ray_samples`).
+    gaussians = "G" in ops.columns and ops["G"].max() is not None
+    batch = ops.filter((pl.col("scope") == "batch") & pl.col("B").is_not_null())
+    unit, item = ("pixels", "Gaussians per pixel") if gaussians else ("rays", "samples per ray")
     parts = []
-    for column, name in (("B", "rays per batch"), ("N", "samples per ray"), ("G", "Gaussians")):
-        if column in ops.columns and ops[column].max() is not None:
-            parts.append(f"{name} {int(largest(ops[column])):,}")
-    for column, name in (("frame_pixels", "pixels"), ("batches", "batches")):
+    if batch.height:
+        parts.append(f"{unit} per batch {int(largest(batch['B'])):,}")
+        parts.append(f"{item} {per_ray_samples(ops):,}")
+    if gaussians:
+        parts.append(f"Gaussians in the scene {int(largest(ops['G'])):,}")
+    for column, name in (("frame_pixels", "pixel"), ("batches", "batch")):
         if rows[column].max() is not None:
-            parts.append(f"{int(largest(rows[column])):,} {name} per {kind}")
+            count = int(largest(rows[column]))
+            plural = name if count == 1 else f"{name}es" if name == "batch" else f"{name}s"
+            parts.append(f"{count:,} {plural} per {kind}")
     return f"Workload: {len(ops)} ops; " + ", ".join(parts) + "."
 
 
