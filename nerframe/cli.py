@@ -125,6 +125,7 @@ def _over_dram(table: pl.DataFrame) -> None:
     over = table.filter(pl.col("dram_utilization") > 1)
     if over.is_empty():
         return
+
     def label(row: dict[str, Any]) -> str:
         pair = " on ".join(str(row[c]) for c in ("graph", "accelerator") if c in row)
         return " ".join([pair, *([f"config {row['config']}"] if "config" in row else [])])
@@ -389,11 +390,23 @@ def _estimate(spec: SweepSpec) -> str:
     seconds = (time.perf_counter() - start) / sample * spec.configurations
     buffer = io.BytesIO()
     encode_part(frame, buffer)
-    gigabytes = buffer.tell() / sample * spec.configurations / 1e9
+    size = buffer.tell() / sample * spec.configurations
     return (
         f"this sweep has {spec.configurations:,} configurations: about "
-        f"{_duration(seconds)} on this machine and a {gigabytes:.3g} GB store"
+        f"{_duration(seconds)} on this machine and a {_bytes(size)} store"
     )
+
+
+def _bytes(size: float) -> str:
+    """A byte count in the largest decimal unit it reaches (GB at least: a store worth
+    asking about is large), three significant digits.
+
+    >>> _bytes(6.44e12), _bytes(2.5e8)
+    ('6.44 TB', '0.25 GB')
+    """
+    units = [(1e15, "PB"), (1e12, "TB")]
+    scale, unit = next(((s, u) for s, u in units if size >= s), (1e9, "GB"))
+    return f"{size / scale:.3g} {unit}"
 
 
 def _duration(seconds: float) -> str:

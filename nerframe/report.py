@@ -98,29 +98,6 @@ def _num(value: float | int | None, digits: int = 4) -> str:
     return f"{value:.{digits}g}"
 
 
-_SI = (
-    (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""), (1e-3, "m"), (1e-6, "µ"),
-    (1e-9, "n"), (1e-12, "p"),
-)  # fmt: skip
-
-
-def si(value: float | None, digits: int = 3) -> str:
-    """`value` with an SI prefix and `digits` significant digits (``–`` for none).
-
-    >>> si(0.1344), si(29.97), si(123456.0), si(None)
-    ('134m', '30', '123k', '–')
-    """
-    if value is None or value != value:
-        return "–"
-    if value == 0:
-        return "0"
-    for scale, prefix in _SI:
-        # The largest prefix under which the rounded mantissa is still >= 1.
-        if float(f"{abs(value) / scale:.{digits}g}") >= 1:
-            return f"{value / scale:.{digits}g}{prefix}"
-    return f"{value:.{digits}g}"
-
-
 # Section ids of the page's own parts, which a graph's section id must not take.
 _SECTIONS = ("overview", "validation", "measured")
 
@@ -234,9 +211,8 @@ def _cells(row: dict[str, object]) -> list[str]:
 
 
 def _cell(column: str, value: object) -> str:
-    if column == "fps":
-        return si(cast(float | None, value))
-    if column in _NUMERIC:
+    # Plain significant digits, no SI prefixes: fps "694m" reads as millions.
+    if column in _NUMERIC or (isinstance(value, int) and not isinstance(value, bool)):
         return _num(cast(float | None, value))
     return "–" if value is None else str(value)
 
@@ -367,8 +343,13 @@ def _pair_section(
                 ("fps", "fps"),
                 ("energy_per_frame_j", "energy/frame (J)"),
                 ("avg_power_w", "avg power (W)"),
+                # the frame is pre + the batches (makespan, then one interval each) +
+                # post: the span of the Gantt chart when the graph has frame ops
+                ("frame_cycles", "frame (cycles)"),
+                ("pre_cycles", "frame ops before the batches (cycles)"),
                 ("makespan_cycles", "makespan (cycles)"),
                 ("interval_cycles", "interval (cycles)"),
+                ("post_cycles", "frame ops after the batches (cycles)"),
                 ("batches", "batches"),
             )
         )
@@ -561,7 +542,7 @@ def _validation_section(page: _Page) -> None:
         + "".join(
             f'<td class="num">{_num(row[c], 3)}</td>'
             if c in ("value", "predicted", "error", "score")
-            else f'<td class="text">{_e(row[c])}</td>'
+            else f'<td class="text">{_e("–" if row[c] is None else row[c])}</td>'
             for c in columns
         )
         + "</tr>"
