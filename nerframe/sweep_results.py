@@ -259,8 +259,11 @@ def best_in_store(
     and the ones it ranks by (`workload`: the workload axis columns, for tie order)."""
     from nerframe.sql import connect
 
-    keys = ", ".join(f'"{c}"' for c in ["graph", *workload, "config"])
-    shown = "*" if columns is None else ", ".join(f'"{c}"' for c in columns)
+    ranked = ["graph", *workload, "config"]
+    keys = ", ".join(f'"{c}"' for c in ranked)
+    # The rows carry the columns they are ordered by, and only `columns` come back.
+    read = None if columns is None else list(dict.fromkeys([*columns, column, *ranked]))
+    shown = "*" if read is None else ", ".join(f'"{c}"' for c in read)
     order = "DESC" if direction == "max" else "ASC"
     limit = f"LIMIT {int(n)}" if n else ""
     con = connect(store)
@@ -270,21 +273,23 @@ def best_in_store(
         # One ORDER BY ... LIMIT per graph: DuckDB streams each as a top-n, where a
         # window over the partitions would sort every feasible row.
         parts = " UNION ALL ".join(
-            f"(SELECT {i} AS _graph_rank, {shown} FROM sweep WHERE feasible AND graph = ${i + 1} "
-            f'ORDER BY "{column}" {order} NULLS LAST, {keys} {limit})'
-            for i in range(len(graphs))
+            f"(SELECT {i} AS _graph_rank, {shown} FROM sweep WHERE feasible AND graph = "
+            f"""'{g.replace("'", "''")}' ORDER BY "{column}" {order} NULLS LAST, {keys} {limit})"""
+            for i, g in enumerate(graphs)
         )
         if not parts:
-            return con.sql(f"SELECT {shown} FROM sweep LIMIT 0").pl()
+            empty = con.sql(f"SELECT {shown} FROM sweep LIMIT 0").pl()
+            return empty if columns is None else empty.select(columns)
         found = (
-            con.execute(
+            con.sql(
                 f'SELECT * FROM ({parts}) ORDER BY _graph_rank, "{column}" {order} NULLS LAST, '
-                f"{keys}",
-                graphs,
+                f"{keys}"
             )
             .pl()
             .drop("_graph_rank")
         )
+        if columns is not None:
+            found = found.select(columns)
         if found.is_empty():
             _warn_store(con, constraints)
         return found
