@@ -393,19 +393,19 @@ def run(
     """Run a validated spec: see `sweep`."""
     if backend not in BACKENDS:
         raise NerframeError(f"unknown backend {backend!r}; choose {' or '.join(BACKENDS)}")
+    if output is None and backend != "local":
+        raise NerframeError(f"the {backend} backend writes a store: give an output folder")
+    if output is None and spec.configurations > IN_MEMORY_ROWS:
+        raise NerframeError(
+            f"sweep: {spec.configurations:,} configurations are more rows than one "
+            f"DataFrame should hold (at most {IN_MEMORY_ROWS:,}, about "
+            f"{IN_MEMORY_ROWS * _ROW_BYTES / 1e9:.0f} GB): give output= to write a store, "
+            "whose LazyFrame is read part by part (or shrink the grid)"
+        )
     evaluate = Evaluator(spec)
     for index in range(len(spec.graphs)):  # an unmappable graph fails before any work
         evaluate.mapped(index, 0)
     if output is None:
-        if backend != "local":
-            raise NerframeError(f"the {backend} backend writes a store: give an output folder")
-        if spec.configurations > IN_MEMORY_ROWS:
-            raise NerframeError(
-                f"sweep: {spec.configurations:,} configurations are more rows than one "
-                f"DataFrame should hold (at most {IN_MEMORY_ROWS:,}, about "
-                f"{IN_MEMORY_ROWS * _ROW_BYTES / 1e9:.0f} GB): give output= to write a store, "
-                "whose LazyFrame is read part by part (or shrink the grid)"
-            )
         return pl.concat(list(chunks(spec, progress, evaluate)))
     from nerframe.sweep_store import write_store
 
