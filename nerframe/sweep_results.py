@@ -315,7 +315,7 @@ def _warn_store(con: object, constraints: Constraints | None) -> None:
     )
     counts = con.sql(  # type: ignore[attr-defined]
         f"SELECT count(*), count(*) FILTER (WHERE feasible){broke} FROM sweep"
-    ).fetchone()
+    ).fetchall()[0]
     rows, feasible = int(counts[0]), int(counts[1])
     if rows and not feasible:
         broken = dict(zip(bounds, map(int, counts[2:]), strict=True))

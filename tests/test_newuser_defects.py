@@ -66,7 +66,10 @@ def test_d14_the_fine_graph_figures_docs_model_md_states() -> None:
     one, two = composite.summary.row(0, named=True), fine.summary.row(0, named=True)
     assert (one["total_bytes"], two["total_bytes"]) == (27_202_048, 262_083_072)
     assert one["total_flops"] == two["total_flops"]
-    assert two["interval_cycles"] == 2 * one["interval_cycles"] - 6  # 2 x 1,572,864 + 12
+    # 4096 x 24 samples x 16 levels x 8 corners = 12,582,912 lookups at 8 per cycle, + 6
+    # cycles of latency: once for the composite, twice (two stages) for the fine graph
+    assert one["interval_cycles"] == 12_582_912 // 8 + 6
+    assert two["interval_cycles"] == 2 * one["interval_cycles"]
     assert (round(one["fps"], 2), round(two["fps"], 2)) == (4.03, 2.02)
     # the energy gap is DRAM energy: 20 pJ per extra byte of a frame
     extra = (two["frame_bytes"] - one["frame_bytes"]) * 20e-12
@@ -164,8 +167,9 @@ def test_d18_frame_flops_count_batch_ops_once_per_batch(tmp_path: Path) -> None:
         "  - {op_type: GaussianAlphaBlend, B: 921600, N: 64}\n"
         "edges: [[0, 1], [1, 2]]\n"
     )
-    g = nerframe.read_graph(mixed)
-    g = nerframe.graph(g.name, g.ops.with_columns(B=pl.lit(4096)), g.edges, frame_pixels=921600)
+    from nerframe.builtin_pipelines import load_graph
+
+    g = load_graph(str(mixed), rays=4096)  # as `nerframe schedule mixed.yaml --rays 4096`
     summary = nerframe.schedule(g, "gscore").summary.row(0, named=True)
     flops = nerframe.costs(g.ops)["flops"].to_list()
     assert summary["batches"] == 225  # ceil(921600 / 4096)
@@ -181,7 +185,7 @@ def test_d18_frame_flops_count_batch_ops_once_per_batch(tmp_path: Path) -> None:
 def test_d19_dram_utilization_above_1_is_flagged_on_the_command_line(tmp_path: Path) -> None:
     result = run_cli("analyze", "gscore", "--hardware", "gscore", "-o", str(tmp_path / "s"))
     assert result.returncode == 0, result.stderr
-    lines = [line for line in result.stderr.splitlines() if "dram_utilization" in line]
+    lines = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
     assert lines == [
         "warning: dram_utilization above 1 (gscore on gscore): the batch moves more data "
         "than DRAM can deliver within its makespan, so the schedule is optimistic"
@@ -220,15 +224,16 @@ def test_d29_report_tables_and_charts(gaussian_report: tuple[str, pl.DataFrame])
     specs = _specs(page)
     matrix = specs[0]
     assert "vconcat" in matrix and "hconcat" not in matrix  # one heat map above the other
-    text = json.dumps(specs)
-    assert '"format": ".3~s"' not in text and "~s" in text  # SI only per label, never fps
+    assert "~s" not in json.dumps(matrix)  # fps 0.531, not "531m" (read as millions)
     for row in summary.filter(status="ok").iter_rows(named=True):
         frame = row["pre_cycles"] + row["makespan_cycles"] + row["post_cycles"]  # 1 batch
         assert row["frame_cycles"] == frame
         # the sentence beside the Gantt chart gives the frame its chart spans
         assert f"frame (cycles): {frame:,}" in page
         title = f"Schedule of {row['graph']} on {row['accelerator']}"
-        gantt = next(s for s in specs if s["title"]["text"] == title)
+        gantt = next(
+            s for s in specs if isinstance(s["title"], dict) and s["title"]["text"] == title
+        )
         assert gantt["title"]["subtitle"] == f"{frame:,} cycles: the frame ops and the first batch"
 
 
@@ -370,7 +375,7 @@ def test_d30_long_cells_are_cut_unless_wide(capsys) -> None:
     source = nerframe.validate()["source"]
     longest = max(len(s) for s in source.to_list())
     assert longest > 200  # the report's ~400-character sources
-    assert max(map(len, narrow)) < max(map(len, wide)) - (longest - 60)
+    assert max(map(len, narrow)) == max(map(len, wide)) - (longest - 60)  # cut to 60
     assert any("…" in line for line in narrow) and not any("…" in line for line in wide)
 
 
