@@ -257,7 +257,7 @@ def cmd_sweep(args: argparse.Namespace) -> None:
     if spec.configurations > CONFIRM_ABOVE and not args.yes:
         raise NerframeError(_estimate(spec) + "; run it with --yes (or shrink the grid)")
     order = next(iter(objectives.items()))  # rank rows by the first objective
-    limits = {"constraints": spec.constraints}
+    limits = spec.constraints
     figures = ["fps", "energy_per_frame_j", "avg_power_w", "area_mm2", "dram_utilization"]
     view = ["graph"] if len(spec.graphs) > 1 else []
     view += [*spec.workload, "config", *spec.grid]
@@ -267,16 +267,18 @@ def cmd_sweep(args: argparse.Namespace) -> None:
         if args.output is None:
             rows = chunks(spec, bar)
             shown = (
-                pareto(rows, objectives, **limits)
+                pareto(rows, objectives, constraints=limits)
                 if front
-                else best(rows, args.top, *order, **limits)
+                else best(rows, args.top, *order, constraints=limits)
             )
         else:
             run(spec, args.output, args.backend, args.scheduler, bar)
             shown = (
-                pareto(store_parts(args.output), objectives, **limits)
+                pareto(store_parts(args.output), objectives, constraints=limits)
                 if front
-                else best_in_store(args.output, args.top, *order, spec.workload, view, **limits)
+                else best_in_store(
+                    args.output, args.top, *order, spec.workload, view, constraints=limits
+                )
             )
     if args.chart is not None:  # the whole front, however many rows are printed
         from nerframe.charts import save_chart
