@@ -291,7 +291,7 @@ def best_in_store(
         if columns is not None:
             found = found.select(columns)
         if found.is_empty():
-            _warn_store(con, constraints)
+            warn_infeasible_store(con, "best", constraints)
         return found
     finally:
         con.close()
@@ -302,8 +302,10 @@ def _sql(value: float) -> str:
     return f"'{value}'::DOUBLE" if math.isinf(value) else repr(float(value))
 
 
-def _warn_store(con: object, constraints: Constraints | None) -> None:
-    """The `NerframeWarning` of a store without a feasible row."""
+def warn_infeasible_store(con: object, what: str, constraints: Constraints | None) -> None:
+    """A `NerframeWarning` (by `what`) when the sweep store open on the DuckDB
+    connection `con` has rows but no feasible one, naming the constraint most rows
+    break (of `constraints`, a store manifest's or the sweep's)."""
     bounds = {
         name: (-math.inf if low is None else low, math.inf if high is None else high)
         for name, (low, high) in (constraints or {}).items()
@@ -319,7 +321,7 @@ def _warn_store(con: object, constraints: Constraints | None) -> None:
     rows, feasible = int(counts[0]), int(counts[1])
     if rows and not feasible:
         broken = dict(zip(bounds, map(int, counts[2:]), strict=True))
-        warnings.warn(no_feasible_row("best", rows, broken), NerframeWarning, 3)
+        warnings.warn(no_feasible_row(what, rows, broken), NerframeWarning, 3)
 
 
 def store_parts(store: str | Path) -> Iterable[pl.DataFrame]:

@@ -102,6 +102,19 @@ def test_d15_no_feasible_row_warns_with_the_binding_constraint() -> None:
     ]
 
 
+def test_d15_named_queries_of_feasible_rows_say_why_they_are_empty(tmp_path: Path) -> None:
+    store = tmp_path / "s"
+    grid = {"frequency_mhz": [400, 800]}
+    nerframe.sweep("neurex", "neurex", grid, constraints={"area_mm2": 0.01}, output=store)
+    for name in ("pareto", "best_under_budget"):
+        with pytest.warns(NerframeWarning) as caught:
+            assert nerframe.query(name, store).is_empty()
+        assert [str(w.message) for w in caught] == [
+            f"query {name!r}: none of the 2 rows meets every constraint (area_mm2 breaks "
+            "most: 2 of 2 rows); the result is empty"
+        ]
+
+
 @pytest.mark.parametrize("store", [False, True])
 def test_d15_the_sweep_command_says_why_it_prints_no_row(tmp_path: Path, store: bool) -> None:
     args = ["sweep", "neurex", "--hardware", "neurex", "--vary", "frequency_mhz=400,800"]
