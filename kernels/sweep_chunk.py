@@ -20,7 +20,7 @@ every configuration of the grid is schedulable.
 >>> from nerframe.kernels.schedule_inputs import OpArrays
 >>> one = np.ones(1)
 >>> grid = Grid(np.array([1]), one * 10, np.array([2]), one * 1000, one, one * np.nan,
-...             one, np.array([True]), 1000.0, 100.0, 0.0, 1.0, 0.0,
+...             one, np.array([True]), False, 1000.0, 100.0, 0.0, 1.0, 0.0,
 ...             np.array([2]), np.array([COUNT]), np.array([0]),
 ...             np.array([[1, 2]]), np.zeros((1, 2)))
 >>> chain = (dag(0, [], []), dag(2, [0], [1]), dag(0, [], []))
@@ -106,6 +106,7 @@ class Grid(NamedTuple):
     power_reference_mhz: np.ndarray  # float64[M]: NaN where power ignores the clock
     efficiency: np.ndarray  # float64[M]
     counts_flops: np.ndarray  # bool[M]
+    one_kernel: bool  # a GPU: its peak is its fastest FLOP module's, not the sum
     frequency_mhz: float
     dram_bandwidth_gbps: float
     dram_pj_per_byte: float
@@ -248,7 +249,10 @@ def _block(
             if not math.isnan(part):
                 known_area += part
             if grid.counts_flops[m]:
-                flops_per_cycle += raw_throughput[m] * count[i, m]
+                rate = raw_throughput[m] * count[i, m]
+                flops_per_cycle = (
+                    max(flops_per_cycle, rate) if grid.one_kernel else flops_per_cycle + rate
+                )
         frequency[i] = f
         raw_bandwidth[i] = bw
         bandwidth[i] = bw * grid.memory_efficiency

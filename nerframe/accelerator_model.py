@@ -116,17 +116,20 @@ class Accelerator:
 
     @property
     def peak_tflops(self) -> float:
-        """Σ throughput × count × frequency over the modules counted in FLOPs, in TFLOP/s.
+        """Σ throughput × count × frequency over the modules counted in FLOPs, in TFLOP/s;
+        for a GPU (which runs one kernel at a time, on its CUDA or its tensor cores) the
+        largest module's alone. 0 when no module is counted in FLOPs.
 
         Modules counted in other work items (samples, Gaussians…) have no FLOP rate.
 
         >>> import nerframe
         >>> nerframe.accelerator("neurex").peak_tflops  # 2048 FLOP/cycle at 1 GHz
         2.048
+        >>> round(nerframe.accelerator("a100").peak_tflops, 2)  # tensor cores only
+        311.87
         """
-        per_cycle = sum(
-            m.throughput_ops_per_cycle * m.count for m in self.modules if m.unit == "flop"
-        )
+        rates = [m.throughput_ops_per_cycle * m.count for m in self.modules if m.unit == "flop"]
+        per_cycle = max(rates, default=0) if self.kind == "gpu" else sum(rates)
         return ppa.peak_tflops(per_cycle, self.frequency_mhz)
 
     @property

@@ -31,11 +31,17 @@ from nerframe.accelerator_model import Accelerator
 from nerframe.atomic import atomic_folder
 from nerframe.builtin_pipelines import PIPELINES, load_graph
 from nerframe.costing import costs
-from nerframe.errors import InvalidInputError, NerframeError, StoreError, UnmappedError
+from nerframe.errors import (
+    InvalidInputError,
+    NerframeError,
+    StoreError,
+    UnmappedError,
+    check_flag,
+)
 from nerframe.graphs import Graph, expand
 from nerframe.hardware import BUILTIN, accelerator, accelerator_table, module_table
 from nerframe.progress import Progress
-from nerframe.rooflines import PRESETS, roofline, system
+from nerframe.rooflines import PRESETS, is_preset, roofline, system
 from nerframe.scheduling import Mapped, module_busy, schedule_mapped, unmapped_summary
 from nerframe.store import check_name, is_analysis, locked, write_manifest, write_table
 from nerframe.trace.compare import compare_on_host
@@ -112,6 +118,9 @@ def analyze(
     >>> analyze(["neurex", "icarus"], "all", output=out, report=False).summary.height
     30
     """
+    flags = {"pipelined": pipelined, "fine": fine, "report": report, "images": images}
+    for name, flag in flags.items():
+        check_flag(name, flag)
     given = _pipelines(_listed("pipelines", pipelines, Graph))
     workload = {"rays": rays, "samples": samples, "gaussians": gaussians}
     graphs = [_graph(item, workload, fine, model, scene) for item in given]
@@ -236,8 +245,10 @@ def _write(
         write_table(store, "costs", table, pipeline=g.name)
         ran = [a for graph, a in pairs if graph is g]
         # an accelerator whose units are all rated in items (Gaussians, samples) has no
-        # FLOP peak, hence no roofline
-        systems = [*PRESETS.values(), *(system(a) for a in ran if a.peak_tflops > 0)]
+        # FLOP peak, hence no roofline; a GPU that a preset already stands for (a100 for
+        # A100) would be the same roofline twice
+        own = [system(a) for a in ran if a.peak_tflops > 0]
+        systems = [*PRESETS.values(), *(s for s in own if not is_preset(s))]
         write_table(store, "roofline", roofline(table, systems), pipeline=g.name)
         if isinstance(g, TracedGraph):  # a traced run: its measured times against the host
             write_table(store, "measured", compare_on_host(g.measured), pipeline=g.name)

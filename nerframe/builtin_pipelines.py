@@ -472,8 +472,9 @@ def _scene(name: str | None, realistic: bool) -> Scene | None:
 
 
 def pipelines(model: str = "realistic", *, scene: str | None = None) -> pl.DataFrame:
-    """The built-in pipelines: kind, ops, default workload and total FLOPs in `model`
-    (at `scene`, a standard scene, when given).
+    """The built-in pipelines: kind, ops, default workload and FLOPs in `model` (at
+    `scene`, a standard scene, when given): ``total_flops`` counts every op once,
+    ``frame_flops`` one frame (`frame_total`).
 
     >>> pipelines(model="spec").filter(pipeline="neurex")["total_flops"].item()
     7887388672.0
@@ -481,6 +482,7 @@ def pipelines(model: str = "realistic", *, scene: str | None = None) -> pl.DataF
     1016814
     """
     from nerframe.costing import costs
+    from nerframe.scheduling import frame_total
 
     rows = []
     for name, spec in PIPELINES.items():
@@ -491,14 +493,13 @@ def pipelines(model: str = "realistic", *, scene: str | None = None) -> pl.DataF
                 "kind": g.kind,
                 "ops": g.ops.height,
                 "rays": g.rays,
-                "samples": int(
-                    g.ops.filter(scope="batch")["N"].drop_nulls().to_numpy().max(initial=0)
-                ),
+                "samples": g.samples,
                 "gaussians": g.ops["G"].max(),
                 "frame_pixels": g.frame_pixels,
                 "rendered_fraction": g.rendered_fraction,
                 "native": list(spec.native),
                 "total_flops": costs(g.ops)["flops"].sum(),
+                "frame_flops": frame_total(costs(g.ops), "flops", g.batches),
                 "description": spec.description,
             }
         )

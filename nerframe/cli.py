@@ -13,9 +13,10 @@ icarus,inference,4,4096,192,,640000,1.0,icarus,825444532224.0,...
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -23,7 +24,7 @@ import polars as pl
 
 from nerframe.builtin_pipelines import MODELS
 from nerframe.errors import NerframeError
-from nerframe.output import FORMATS, emit, format_value, to_text
+from nerframe.output import FORMATS, emit, format_value, printable, to_text, wide
 from nerframe.progress import interrupt_at_steps
 
 if TYPE_CHECKING:
@@ -113,7 +114,43 @@ def _for_people(args: argparse.Namespace) -> bool:
 
 def _warn(lines: Sequence[str]) -> None:
     for line in lines:
-        sys.stderr.write(f"warning: {line}\n")
+        sys.stderr.write(f"warning: {printable(line)}\n")
+
+
+@contextlib.contextmanager
+def _warnings_as_lines() -> Iterator[None]:
+    """`NerframeWarning`s raised inside, printed as ``warning: …`` lines."""
+    import warnings
+
+    from nerframe.errors import NerframeWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", NerframeWarning)
+        yield
+    _warn([str(w.message) for w in caught if issubclass(w.category, NerframeWarning)])
+
+
+def _over_dram(table: pl.DataFrame) -> None:
+    """A warning line for rows whose DRAM utilisation is above 1 (the report marks them
+    too): such a schedule is optimistic."""
+    if "dram_utilization" not in table.columns:
+        return
+    over = table.filter(pl.col("dram_utilization") > 1)
+    if over.is_empty():
+        return
+
+    def label(row: dict[str, Any]) -> str:
+        pair = " on ".join(str(row[c]) for c in ("graph", "accelerator") if c in row)
+        return " ".join([pair, *([f"config {row['config']}"] if "config" in row else [])])
+
+    which = ", ".join(label(row) for row in over.head(3).iter_rows(named=True)).strip()
+    more = f" and {over.height - 3} more" if over.height > 3 else ""
+    _warn(
+        [
+            f"dram_utilization above 1 ({which}{more}): the batch moves more data than DRAM "
+            "can deliver within its makespan, so the schedule is optimistic"
+        ]
+    )
 
 
 def cmd_schema(args: argparse.Namespace) -> None:
@@ -143,11 +180,22 @@ def cmd_scenes(args: argparse.Namespace) -> None:
 
 def cmd_costs(args: argparse.Namespace) -> None:
     from nerframe.costing import costs
+    from nerframe.scheduling import frame_total
 
-    table = costs(_graph(args, args.pipeline).ops)
+    graph = _graph(args, args.pipeline)
+    table = costs(graph.ops)
     if _for_people(args):
         table = table.select(*COST_VIEW, "flops", "bytes_total", "intensity")
-    emit(table, args.format, args.output, totals=COST_TOTALS)
+    ratio = {"intensity": ("flops", "bytes_total")}  # of the totals, not a sum
+    emit(table, args.format, args.output, totals=COST_TOTALS, ratios=ratio)
+    if _for_people(args):  # the totals row counts each op once: say what a frame does
+        flops, moved = (frame_total(table, c, graph.batches) for c in ("flops", "bytes_total"))
+        batches = f"{graph.batches:,} batch{'' if graph.batches == 1 else 'es'}"
+        sys.stdout.write(
+            f"per frame ({batches} of the batch ops, the frame ops once): "
+            f"{format_value(flops)} FLOPs, {format_value(moved)} bytes; the total row counts "
+            "each op once\n"
+        )
 
 
 def cmd_hardware(args: argparse.Namespace) -> None:
@@ -168,10 +216,11 @@ def cmd_hardware(args: argparse.Namespace) -> None:
     if _for_people(args):
         mapping = sorted(accel.operator_mapping.items())
         area = "not published" if math.isnan(accel.area_mm2) else f"{accel.area_mm2:.4g} mm²"
+        peak = f"{accel.peak_tflops:.4g} TFLOP/s" if accel.peak_tflops else "– (no FLOP unit)"
         sys.stdout.write(
             f"\n{accel.name}: {accel.description}\n"
             f"clock {accel.frequency_mhz:g} MHz, DRAM {accel.dram_bandwidth_gbps:g} GB/s, "
-            f"peak {accel.peak_tflops:.4g} TFLOP/s, area {area}\n"
+            f"peak {peak}, area {area}\n"
             + "".join(f"  {op} -> {module}\n" for op, module in mapping)
         )
         _area_power(accel)
@@ -207,6 +256,7 @@ def cmd_schedule(args: argparse.Namespace) -> None:
     _warn(accel.warnings)
     result = schedule(_graph(args, args.pipeline), accel, args.parallelism, args.pipelined)
     table = result.summary if args.summary else result.schedule
+    _over_dram(result.summary)
     if not _for_people(args):
         emit(table, args.format, args.output)
         return
@@ -243,6 +293,7 @@ def cmd_analyze(args: argparse.Namespace) -> None:
     view = ["graph", "accelerator", "status", "fps", "frame_time_s", "energy_per_frame_j"]
     view += ["avg_power_w", "area_mm2", "dram_utilization", "bottleneck_module"]
     emit(result.summary.select(view), args.format)
+    _over_dram(result.summary)
     sys.stderr.write(f"wrote {result.store}/\n")
 
 
@@ -262,33 +313,43 @@ def cmd_sweep(args: argparse.Namespace) -> None:
     if args.chart is not None and not args.pareto:
         raise NerframeError("--chart draws the Pareto front: give --pareto too")
     objectives = _objectives(args.pareto) if args.pareto else spec.objectives
+    # A spec that names two or more objectives asks for their front, as --pareto does.
+    front = bool(args.pareto) or len(objectives) > 1
     if spec.configurations > CONFIRM_ABOVE and not args.yes:
         raise NerframeError(_estimate(spec) + "; run it with --yes (or shrink the grid)")
     order = next(iter(objectives.items()))  # rank rows by the first objective
+    limits = spec.constraints
     figures = ["fps", "energy_per_frame_j", "avg_power_w", "area_mm2", "dram_utilization"]
     view = ["graph"] if len(spec.graphs) > 1 else []
     view += [*spec.workload, "config", *spec.grid]
     view += [f for f in dict.fromkeys([*objectives, *figures]) if f not in view]
     view.append("bottleneck_module")
-    with Progress(spec.configurations, "sweep", "configs") as bar:
+    with Progress(spec.configurations, "sweep", "configs") as bar, _warnings_as_lines():
         if args.output is None:
             rows = chunks(spec, bar)
-            shown = pareto(rows, objectives) if args.pareto else best(rows, args.top, *order)
+            shown = (
+                pareto(rows, objectives, constraints=limits)
+                if front
+                else best(rows, args.top, *order, constraints=limits)
+            )
         else:
             run(spec, args.output, args.backend, args.scheduler, bar)
             shown = (
-                pareto(store_parts(args.output), objectives)
-                if args.pareto
-                else best_in_store(args.output, args.top, *order, spec.workload, view)
+                pareto(store_parts(args.output), objectives, constraints=limits)
+                if front
+                else best_in_store(
+                    args.output, args.top, *order, spec.workload, view, constraints=limits
+                )
             )
     if args.chart is not None:  # the whole front, however many rows are printed
         from nerframe.charts import save_chart
         from nerframe.sweep_charts import pareto_chart
 
         save_chart(pareto_chart(shown, objectives), args.chart)
-    if args.pareto and args.top:
-        shown = shown.head(args.top)
+    if front and args.top:  # the top rows of each graph's front
+        shown = shown.group_by("graph", maintain_order=True).head(args.top)
     emit(shown.select(view), args.format)
+    _over_dram(shown)
     if args.output is not None:
         sys.stderr.write(f"wrote {args.output}/ ({spec.configurations:,} configurations)\n")
 
@@ -397,11 +458,23 @@ def _estimate(spec: SweepSpec) -> str:
     seconds = (time.perf_counter() - start) / sample * spec.configurations
     buffer = io.BytesIO()
     encode_part(frame, buffer)
-    gigabytes = buffer.tell() / sample * spec.configurations / 1e9
+    size = buffer.tell() / sample * spec.configurations
     return (
         f"this sweep has {spec.configurations:,} configurations: about "
-        f"{_duration(seconds)} on this machine and a {gigabytes:.3g} GB store"
+        f"{_duration(seconds)} on this machine and a {_bytes(size)} store"
     )
+
+
+def _bytes(size: float) -> str:
+    """A byte count in the largest decimal unit it reaches (GB at least: a store worth
+    asking about is large), three significant digits.
+
+    >>> _bytes(6.44e12), _bytes(2.5e8)
+    ('6.44 TB', '0.25 GB')
+    """
+    units = [(1e15, "PB"), (1e12, "TB")]
+    scale, unit = next(((s, u) for s, u in units if size >= s), (1e9, "GB"))
+    return f"{size / scale:.3g} {unit}"
 
 
 def _duration(seconds: float) -> str:
@@ -739,7 +812,20 @@ def parser() -> argparse.ArgumentParser:
     p = sub.add_parser("schema", help="print the JSON Schema of an input file format")
     p.add_argument("kind", metavar="KIND", help="graph, sweep-spec, trace, class-map or manifest")
     p.set_defaults(run=cmd_schema)
+    _add_wide(top)
     return top
+
+
+def _add_wide(p: argparse.ArgumentParser) -> None:
+    """``--wide`` on every command: text cells of printed tables in full."""
+    commands = [a for a in p._actions if isinstance(a, argparse._SubParsersAction)]
+    for action in commands:
+        for child in dict.fromkeys(action.choices.values()):
+            _add_wide(child)
+    if not commands:
+        p.add_argument(
+            "--wide", action="store_true", help="print long text cells whole (else cut with …)"
+        )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -747,7 +833,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = parser().parse_args(argv)
         run: Callable[[argparse.Namespace], None] = args.run
-        with interrupt_at_steps():
+        with interrupt_at_steps(), wide(args.wide):
             run(args)
     except KeyboardInterrupt:
         # Ctrl-C: temporary files are already removed on the way out.
@@ -756,7 +842,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except NerframeError as e:
         # One line, whatever a library put into the message.
         message = " ".join(line.strip() for line in str(e).splitlines() if line.strip())
-        sys.stderr.write(f"error: {message}\n")
+        sys.stderr.write(f"error: {printable(message)}\n")
         return 1
     except BrokenPipeError:
         return 0

@@ -34,6 +34,20 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str:
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
+def check_flag(name: str, value: object) -> bool:
+    """`value` if it is a bool; otherwise an `InvalidInputError` naming `name` (a
+    string such as ``"no"`` is truthy and must not switch an option on).
+
+    >>> check_flag("pipelined", "no")
+    Traceback (most recent call last):
+    ...
+    nerframe.errors.InvalidInputError: pipelined must be True or False, got 'no'
+    """
+    if not isinstance(value, bool):
+        raise InvalidInputError(f"{name} must be True or False, got {value!r}", name)
+    return value
+
+
 class NerframeError(ValueError):
     """Bad input: the message names what is wrong and where.
 

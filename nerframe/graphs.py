@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import polars as pl
@@ -24,6 +24,23 @@ from nerframe.kernels.dag import Dag, dag
 from nerframe.ops import operators
 from nerframe.schemas import EDGE_KIND, EDGES
 from nerframe.taxonomy import op_types
+
+
+def per_ray_samples(ops: pl.DataFrame) -> int:
+    """N per ray (Gaussians per pixel): the largest N of the batch-scope rows whose B
+    is the batch's rays, B's largest value. Rows with another B count other things
+    (per-tile lists of Sorting or RowGeneration, 556 long in gbu), not samples of a
+    ray; 0 without batch-scope rows.
+
+    >>> per_ray_samples(pl.DataFrame({"scope": ["batch", "batch"], "B": [57600, 921600],
+    ...                               "N": [556, 64]}))
+    64
+    """
+    rows = ops.filter((pl.col("scope") == "batch") & pl.col("B").is_not_null())
+    if rows.is_empty():
+        return 0
+    value = rows.filter(pl.col("B") == pl.col("B").max())["N"].max()
+    return 0 if value is None else int(cast(int, value))
 
 
 @dataclass(frozen=True)
@@ -74,6 +91,16 @@ class Graph:
         """
         rays = self.ops.get_column("B").filter(self._batch_scoped).drop_nulls().to_numpy()
         return int(rays.max(initial=0))
+
+    @cached_property
+    def samples(self) -> int:
+        """N per ray (for Gaussian splatting, Gaussians per pixel): `per_ray_samples`.
+
+        >>> import nerframe
+        >>> nerframe.pipeline("neurex").samples, nerframe.pipeline("gbu").samples
+        (24, 64)
+        """
+        return per_ray_samples(self.ops)
 
     # A Graph is immutable and validated once, so what the scheduler derives from
     # its tables (scopes, CSR, topological order, phases) is computed once per graph,

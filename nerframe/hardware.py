@@ -106,7 +106,8 @@ def accelerator_table(accels: Sequence[Accelerator]) -> pl.DataFrame:
             "technology_nm": _or_none(a.technology_nm),
             "sram_um2_per_kb": _or_none(a.sram_um2_per_kb),
             "modules": len(a.modules),
-            "peak_tflops": a.peak_tflops,
+            # no module rated in FLOPs (only samples, Gaussians…): no FLOP peak, not 0
+            "peak_tflops": a.peak_tflops or None,
             "area_mm2": _or_none(a.area_mm2),
             "memory_efficiency": a.memory_efficiency,
             "source_format": a.source_format,

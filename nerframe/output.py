@@ -12,10 +12,15 @@ total  1,500,000,002
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import json
+import math
 import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from decimal import Decimal
 from pathlib import Path
+from typing import cast
 
 import polars as pl
 
@@ -26,9 +31,44 @@ FORMATS = ("table", "csv", "json", "parquet")
 _SUFFIXES = {".txt": "table", ".csv": "csv", ".json": "json", ".parquet": "parquet"}
 
 
-def render(df: pl.DataFrame, totals: list[str] | None = None) -> str:
+# The widest text cell a terminal table shows; longer ones end in "…" (see `wide`).
+MAX_CELL = 60
+
+_WIDE: contextvars.ContextVar[bool] = contextvars.ContextVar("wide", default=False)
+
+
+@contextlib.contextmanager
+def wide(on: bool = True) -> Iterator[None]:
+    """Within the block, tables show text cells whole instead of cut at `MAX_CELL`
+    characters (the command line's ``--wide``).
+
+    >>> df = pl.DataFrame({"source": ["x" * 70]})
+    >>> len(render(df).splitlines()[-1]), len(render(df, wide=True).splitlines()[-1])
+    (60, 70)
+    >>> with wide():
+    ...     len(render(df).splitlines()[-1])
+    70
+    """
+    token = _WIDE.set(on)
+    try:
+        yield
+    finally:
+        _WIDE.reset(token)
+
+
+def render(
+    df: pl.DataFrame,
+    totals: list[str] | None = None,
+    *,
+    ratios: Mapping[str, tuple[str, str]] | None = None,
+    wide: bool | None = None,
+) -> str:
     """`df` as an aligned text table (numbers right-aligned), with a totals row
-    summing the `totals` columns when given.
+    summing the `totals` columns when given; `ratios` fill a column of that row with
+    the quotient of two totals (intensity = flops / bytes). A column shows all its
+    numbers in one format (`column_formatter`). Text cells are printable (control
+    characters escaped) and cut at `MAX_CELL` characters unless `wide` (default: as
+    set by `wide()`).
 
     >>> print(render(pl.DataFrame({"op": ["a", "b"], "flops": [1500, 20]}), totals=["flops"]))
     op     flops
@@ -38,16 +78,27 @@ def render(df: pl.DataFrame, totals: list[str] | None = None) -> str:
     -----  -----
     total  1,520
     """
-    header = df.columns
-    rows = [[format_value(v) for v in row] for row in df.iter_rows()]
-    numeric = [df.schema[c].is_numeric() for c in header]
-    footer = None
+    header = [printable(c) for c in df.columns]
+    limit = None if (_WIDE.get() if wide is None else wide) else MAX_CELL
+    sums: dict[str, object] = {}
     if totals:
         sums = df.select(pl.col(c).sum() for c in totals if c in df.columns).row(0, named=True)
-        footer = [
-            "total" if i == 0 else format_value(sums[c]) if c in sums else ""
-            for i, c in enumerate(header)
-        ]
+        for column, (top, bottom) in (ratios or {}).items():
+            if column in df.columns and top in sums and bottom in sums:
+                numerator, denominator = cast(float, sums[top]), cast(float, sums[bottom])
+                sums[column] = numerator / denominator if denominator else None
+    columns = []
+    for name in df.columns:
+        series = df.get_column(name)
+        footer_value = [sums[name]] if name in sums else []
+        show = column_formatter([*series.to_list(), *footer_value], series.dtype)
+        cells = [_cut(show(v), limit) for v in series.to_list()]
+        columns.append((cells, show(sums[name]) if name in sums else ""))
+    rows = [list(cells) for cells in zip(*(c for c, _ in columns), strict=True)]
+    numeric = [df.schema[c].is_numeric() for c in df.columns]
+    footer = None
+    if totals:
+        footer = ["total" if i == 0 else total for i, (_, total) in enumerate(columns)]
     body = [header, *rows, *([footer] if footer else [])]
     widths = [max(len(r[i]) for r in body) for i in range(len(header))]
     rule = ["-" * w for w in widths]
@@ -63,6 +114,58 @@ def render(df: pl.DataFrame, totals: list[str] | None = None) -> str:
     if footer:
         lines += [line(rule), line(footer)]
     return "\n".join(lines)
+
+
+def printable(text: str) -> str:
+    r"""`text` with every non-printable character (ESC, other controls, DEL…) escaped,
+    so that no input can move the cursor or recolour the terminal.
+
+    >>> printable("\x1b[31mred\ttab")
+    '\\x1b[31mred\\ttab'
+    """
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in text)
+
+
+def _cut(cell: str, limit: int | None) -> str:
+    return cell if limit is None or len(cell) <= limit else cell[: limit - 1] + "…"
+
+
+def column_formatter(values: Sequence[object], dtype: pl.DataType) -> Callable[[object], str]:
+    """How one column shows its values: floats in the one format that fits them all
+    (integers with separators; rounded to integers when every value is >= 1000; four
+    decimals when all lie in [0.001, 1e6); else scientific), anything else as
+    `format_value` does.
+
+    >>> show = column_formatter([825444532224.0, 2.961e9], pl.Float64())
+    >>> show(825444532224.0), show(2.961e9)
+    ('825,444,532,224', '2,961,000,000')
+    >>> show = column_formatter([1.0, 0.12], pl.Float64())
+    >>> show(1.0), show(0.12)
+    ('1.0000', '0.1200')
+    >>> show = column_formatter([2.2e-16, 0.4], pl.Float64())
+    >>> show(2.2e-16), show(0.4), show(0.0)
+    ('2.200e-16', '4.000e-01', '0')
+    """
+    if not dtype.is_float():
+        return format_value
+    numbers = [abs(v) for v in values if isinstance(v, float) and math.isfinite(v) and v != 0.0]
+    if all(v.is_integer() and v < 1e15 for v in numbers) or (
+        numbers and min(numbers) >= 1e3 and max(numbers) < 1e15
+    ):
+        style = "{:,.0f}"
+    elif all(1e-3 <= v < 1e6 for v in numbers):
+        style = "{:,.4f}"
+    else:
+        style = "{:.3e}"
+
+    def show(value: object) -> str:
+        if not isinstance(value, float) or not math.isfinite(value):
+            return format_value(value)
+        return "0" if value == 0.0 and style != "{:,.4f}" else style.format(value)
+
+    return show
 
 
 def format_value(value: object) -> str:
@@ -84,11 +187,17 @@ def format_value(value: object) -> str:
     if isinstance(value, Decimal):  # DuckDB's SUM of integers
         return format_value(int(value) if value == value.to_integral_value() else float(value))
     if isinstance(value, list):
-        return ",".join(map(str, value))
-    return str(value)
+        return printable(",".join(map(str, value)))
+    return printable(str(value))
 
 
-def to_text(df: pl.DataFrame, fmt: str, totals: list[str] | None = None) -> str:
+def to_text(
+    df: pl.DataFrame,
+    fmt: str,
+    totals: list[str] | None = None,
+    *,
+    ratios: Mapping[str, tuple[str, str]] | None = None,
+) -> str:
     """`df` in a text format: ``table``, ``csv`` or ``json`` (an array of row objects).
 
     >>> df = pl.DataFrame({"op": ["a"], "skips": [[1, 2]]})
@@ -98,7 +207,7 @@ def to_text(df: pl.DataFrame, fmt: str, totals: list[str] | None = None) -> str:
     [{"op": "a", "skips": [1, 2]}]
     """
     if fmt == "table":
-        return render(df, totals) + "\n"
+        return render(df, totals, ratios=ratios) + "\n"
     if fmt == "csv":
         flat = df.with_columns(
             pl.col(c).cast(pl.List(pl.String)).list.join(",")
@@ -116,9 +225,12 @@ def emit(
     fmt: str | None = None,
     path: str | Path | None = None,
     totals: list[str] | None = None,
+    *,
+    ratios: Mapping[str, tuple[str, str]] | None = None,
 ) -> None:
     """Print `df` to stdout, or write it to `path` atomically (format from the suffix
-    unless `fmt` is given; ``.parquet`` writes Parquet).
+    unless `fmt` is given; ``.parquet`` writes Parquet). A table written to a file
+    keeps its text cells whole.
 
     >>> import tempfile
     >>> emit(pl.DataFrame({"x": [1]}), "csv")
@@ -130,7 +242,7 @@ def emit(
     [{"x": 1}]
     """
     if path is None:
-        sys.stdout.write(to_text(df, fmt or "table", totals))
+        sys.stdout.write(to_text(df, fmt or "table", totals, ratios=ratios))
         return
     path = Path(path)
     if not fmt and path.suffix.lower() not in _SUFFIXES:
@@ -144,4 +256,5 @@ def emit(
         if fmt == "parquet":
             df.write_parquet(tmp)
         else:
-            tmp.write_text(to_text(df, fmt, totals))
+            with wide():
+                tmp.write_text(to_text(df, fmt, totals, ratios=ratios))

@@ -42,8 +42,9 @@ from nerframe import charts, schemas
 from nerframe.atomic import atomic_path
 from nerframe.charts.tables import CHART, largest
 from nerframe.errors import NerframeError
+from nerframe.graphs import per_ray_samples
 from nerframe.progress import Progress
-from nerframe.rooflines import PRESETS, System, roofline
+from nerframe.rooflines import PRESETS, System, is_preset, roofline
 from nerframe.store import read_manifest, tables
 
 REQUIRED = ("summary", "schedule", "costs", "ops", "edges")
@@ -94,29 +95,6 @@ def _num(value: float | int | None, digits: int = 4) -> str:
         return "–"
     if isinstance(value, int):
         return f"{value:,}"
-    return f"{value:.{digits}g}"
-
-
-_SI = (
-    (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""), (1e-3, "m"), (1e-6, "µ"),
-    (1e-9, "n"), (1e-12, "p"),
-)  # fmt: skip
-
-
-def si(value: float | None, digits: int = 3) -> str:
-    """`value` with an SI prefix and `digits` significant digits (``–`` for none).
-
-    >>> si(0.1344), si(29.97), si(123456.0), si(None)
-    ('134m', '30', '123k', '–')
-    """
-    if value is None or value != value:
-        return "–"
-    if value == 0:
-        return "0"
-    for scale, prefix in _SI:
-        # The largest prefix under which the rounded mantissa is still >= 1.
-        if float(f"{abs(value) / scale:.{digits}g}") >= 1:
-            return f"{value / scale:.{digits}g}{prefix}"
     return f"{value:.{digits}g}"
 
 
@@ -233,9 +211,8 @@ def _cells(row: dict[str, object]) -> list[str]:
 
 
 def _cell(column: str, value: object) -> str:
-    if column == "fps":
-        return si(cast(float | None, value))
-    if column in _NUMERIC:
+    # Plain significant digits, no SI prefixes: fps "694m" reads as millions.
+    if column in _NUMERIC or (isinstance(value, int) and not isinstance(value, bool)):
         return _num(cast(float | None, value))
     return "–" if value is None else str(value)
 
@@ -290,18 +267,30 @@ def _workload(graph: str, frames: dict[str, pl.DataFrame], summary: pl.DataFrame
     ops = frames["ops"].filter(pl.col("graph") == graph)
     rows = summary.filter(graph=graph)
     kind = "training iteration" if "backward" in ops.columns and ops["backward"].any() else "frame"
+    # A scene of Gaussians (some op has G) renders pixels from Gaussians, not rays from
+    # samples; B and N are those of the per-pixel rows (`per_ray_samples`).
+    gaussians = "G" in ops.columns and ops["G"].max() is not None
+    batch = ops.filter((pl.col("scope") == "batch") & pl.col("B").is_not_null())
+    unit, item = ("pixels", "Gaussians per pixel") if gaussians else ("rays", "samples per ray")
     parts = []
-    for column, name in (("B", "rays per batch"), ("N", "samples per ray"), ("G", "Gaussians")):
-        if column in ops.columns and ops[column].max() is not None:
-            parts.append(f"{name} {int(largest(ops[column])):,}")
-    for column, name in (("frame_pixels", "pixels"), ("batches", "batches")):
+    if batch.height:
+        parts.append(f"{unit} per batch {int(largest(batch['B'])):,}")
+        parts.append(f"{item} {per_ray_samples(ops):,}")
+    if gaussians:
+        parts.append(f"Gaussians in the scene {int(largest(ops['G'])):,}")
+    for column, name in (("frame_pixels", "pixel"), ("batches", "batch")):
         if rows[column].max() is not None:
-            parts.append(f"{int(largest(rows[column])):,} {name} per {kind}")
+            count = int(largest(rows[column]))
+            plural = name if count == 1 else f"{name}es" if name == "batch" else f"{name}s"
+            parts.append(f"{count:,} {plural} per {kind}")
     return f"Workload: {len(ops)} ops; " + ", ".join(parts) + "."
 
 
 def _pair_systems(own: System | None) -> list[System]:
-    """The roofline systems of a pair's chart: its accelerator's own and the reference."""
+    """The roofline systems of a pair's chart: its accelerator's own and the reference
+    (once, when the accelerator is the reference's GPU)."""
+    if own is not None and is_preset(own):
+        own = None
     return list({s.name: s for s in (own, REFERENCE_SYSTEM) if s is not None}.values())
 
 
@@ -354,8 +343,13 @@ def _pair_section(
                 ("fps", "fps"),
                 ("energy_per_frame_j", "energy/frame (J)"),
                 ("avg_power_w", "avg power (W)"),
+                # the frame is pre + the batches (makespan, then one interval each) +
+                # post: the span of the Gantt chart when the graph has frame ops
+                ("frame_cycles", "frame (cycles)"),
+                ("pre_cycles", "frame ops before the batches (cycles)"),
                 ("makespan_cycles", "makespan (cycles)"),
                 ("interval_cycles", "interval (cycles)"),
+                ("post_cycles", "frame ops after the batches (cycles)"),
                 ("batches", "batches"),
             )
         )
@@ -583,7 +577,7 @@ def _validation_section(page: _Page) -> None:
         + "".join(
             f'<td class="num">{_num(row[c], 3)}</td>'
             if c in ("value", "predicted", "error", "score")
-            else f'<td class="text">{_e("" if row[c] is None else row[c])}</td>'
+            else f'<td class="text">{_e("–" if row[c] is None else row[c])}</td>'
             for c in columns
         )
         + "</tr>"

@@ -99,6 +99,21 @@ PRESETS: dict[str, System] = {"A100": gpu_roofline("a100"), "H100": gpu_roofline
 """Built-in roofline systems, by name."""
 
 
+def is_preset(candidate: System) -> bool:
+    """Whether `candidate` is a preset under another spelling of its name: the same
+    peak and bandwidth as the preset of that name (the built-in GPU ``a100`` is
+    ``A100``), so that a table of systems lists it once.
+
+    >>> is_preset(system(accelerator("a100"))), is_preset(system("neurex"))
+    (True, False)
+    """
+    preset = PRESETS.get(candidate.name.upper())
+    return preset is not None and (preset.peak_tflops, preset.bandwidth_gbps) == (
+        candidate.peak_tflops,
+        candidate.bandwidth_gbps,
+    )
+
+
 class _AcceleratorLike(Protocol):
     @property
     def name(self) -> str: ...

@@ -44,7 +44,7 @@ from nerframe import ppa
 from nerframe.accelerator_model import Accelerator, leakage_w
 from nerframe.builtin_pipelines import pipeline
 from nerframe.costing import costs
-from nerframe.errors import InvalidInputError, NerframeError
+from nerframe.errors import InvalidInputError, NerframeError, check_flag
 from nerframe.graphs import Graph, dag_of, phases
 from nerframe.hardware import accelerator
 from nerframe.kernels.dag import Dag, dag
@@ -412,7 +412,7 @@ def frame_figures(
 def overlaps(accel: Accelerator, pipelined: bool) -> bool:
     """Whether batches overlap on `accel`: as asked, except on a GPU, which runs one
     kernel at a time."""
-    return pipelined and accel.kind != "gpu"
+    return check_flag("pipelined", pipelined) and accel.kind != "gpu"
 
 
 def schedule(
@@ -522,6 +522,8 @@ def schedule_mapped(
         "bottleneck_module": names[int(bottleneck[0])],
         "total_flops": float(table.get_column("flops").sum()),
         "total_bytes": float(table.get_column("bytes_total").sum()),
+        "frame_flops": frame_total(table, "flops", graph.batches),
+        "frame_bytes": frame_total(table, "bytes_total", graph.batches),
     }
     # NaN is a figure without a value (fps of a zero-time frame, an unpublished area).
     row = {k: None if isinstance(v, float) and math.isnan(v) else v for k, v in row.items()}
@@ -529,6 +531,19 @@ def schedule_mapped(
 
 
 _BOUNDS = pl.Series("bound", ["compute", "memory"], BOUND)
+
+
+def frame_total(costs: pl.DataFrame, column: str, batches: int) -> float:
+    """A costs `column` over one frame: each frame-scope op once, each batch-scope op
+    `batches` times. (A plain sum counts every op once: neither a batch, which has
+    no frame ops, nor a frame.) FLOP/s = frame_total(flops) x fps.
+
+    >>> costs = pl.DataFrame({"scope": ["frame", "batch"], "flops": [100.0, 7.0]})
+    >>> frame_total(costs, "flops", batches=3)  # 100 + 3 x 7
+    121.0
+    """
+    runs = pl.when(pl.col("scope") == "batch").then(batches).otherwise(1)
+    return float(costs.select((pl.col(column) * runs).sum()).item())
 
 
 def module_busy(result: Schedule, accel: Accelerator) -> pl.DataFrame:

@@ -23,7 +23,7 @@ import duckdb
 import polars as pl
 
 from nerframe.errors import InvalidInputError, NerframeError, NerframeWarning, did_you_mean
-from nerframe.store import tables
+from nerframe.store import read_manifest, tables
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _OVER_SWEEP = re.compile(r"\b(?:FROM|JOIN)\s+sweep\b", re.IGNORECASE)
@@ -87,7 +87,9 @@ def query(sql_or_name: str, store: str | Path) -> pl.DataFrame:
 
     Any failure (unknown name, bad SQL, missing table or store) is a `NerframeError`
     whose one-line message names the query and gives DuckDB's reason. A sweep
-    store whose sweep did not finish gives a `NerframeWarning` (rows are missing).
+    store whose sweep did not finish gives a `NerframeWarning` (rows are missing), and
+    so does a named query of feasible rows (``pareto``, ``best_under_budget``) that is
+    empty because no row meets every constraint (naming the one most rows break).
 
     >>> import nerframe, tempfile
     >>> store = nerframe.analyze("neurex", "neurex", tempfile.mkdtemp() + "/s", report=False).store
@@ -121,7 +123,15 @@ def query(sql_or_name: str, store: str | Path) -> pl.DataFrame:
         # DuckDB before 2.0 gives no relation for a statement without a result.
         if relation is None:
             raise NerframeError(f"{label} returned no table (only SELECT-like SQL does)")
-        return relation.pl()
+        result = relation.pl()
+        if result.is_empty() and label != "SQL query" and "WHERE feasible" in sql:
+            # a named query of feasible rows (pareto, best_under_budget): say why it is empty
+            from nerframe.sweep_results import warn_infeasible_store
+
+            run = read_manifest(store).get("run") or {}
+            limits = (run.get("sweep") or {}).get("constraints") if isinstance(run, dict) else None
+            warn_infeasible_store(con, label, limits if isinstance(limits, dict) else None)
+        return result
     except duckdb.Error as e:
         reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         if label != "SQL query" and isinstance(e, duckdb.CatalogException):

@@ -18,8 +18,6 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from nerframe.errors import NerframeError
-
 if TYPE_CHECKING:
     import altair as alt
 
@@ -52,12 +50,11 @@ def pareto_chart(
     >>> pareto_chart(nerframe.pareto([rows], objectives), objectives).to_dict()["title"]
     'Pareto front: fps (higher is better) vs energy_per_frame_j (lower is better)'
     """
-    names = list(objectives)
-    if len(names) < 2:
-        raise NerframeError("pareto_chart: give two or more objectives")
     from nerframe.charts.tables import require
+    from nerframe.sweep_results import check_objectives
 
-    require(front, ("graph", *names[:2]), "pareto_chart")
+    require(front, ("graph",), "pareto_chart")
+    names = list(check_objectives(objectives, front.columns, "pareto_chart", least=2))
     import altair as alt
 
     x, y = names[1], names[0]

@@ -4,7 +4,10 @@ Both take the rows as an iterable of DataFrames (a sweep's chunks as they are
 computed, or a store's parts read one at a time), keep only feasible rows
 (every constraint met) and fold, so memory holds one chunk plus the answer.
 Ties are broken by row identity (graph, workload axes, config), so the answer
-is the same however the rows were chunked.
+is the same however the rows were chunked. Rows come grouped by graph (in name
+order), best first within each graph. When no row is feasible both warn
+(`NerframeWarning`), naming the constraint that most rows break when the
+sweep's `constraints` are given.
 
 >>> import polars as pl
 >>> rows = pl.DataFrame({"graph": ["g"] * 4, "config": [0, 1, 2, 3],
@@ -18,13 +21,15 @@ is the same however the rows were chunked.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import math
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 
-from nerframe.errors import InvalidInputError, NerframeError
+from nerframe.errors import InvalidInputError, NerframeError, NerframeWarning
 from nerframe.kernels.sweep import pareto_mask
 from nerframe.store import tables
 from nerframe.sweep_store import TABLE
@@ -34,13 +39,104 @@ _IDENTITY = ("graph", "accelerator", "config")
 
 
 def _order(frame: pl.DataFrame, column: str, direction: str) -> pl.DataFrame:
-    """Best first by `column`, ties by row identity; rows without a value last."""
+    """Per graph, best first by `column`, ties by row identity; rows without a value last."""
     keys = [c for c in frame.columns if c in ("graph", "config") or c in _workload(frame)]
+    groups = ["graph"] if "graph" in frame.columns else []
     return frame.sort(
-        [column, *keys],
-        descending=[direction == "max", *([False] * len(keys))],
+        [*groups, column, *keys],
+        descending=[False] * len(groups) + [direction == "max", *([False] * len(keys))],
         nulls_last=True,
     )
+
+
+Constraints = Mapping[str, Sequence[float | None]]
+
+
+def check_objectives(
+    objectives: object, columns: Sequence[str], where: str, *, least: int = 1
+) -> dict[str, str]:
+    """`objectives` (column -> ``"max"``/``"min"``) checked against a table's `columns`:
+    a mapping of at least `least` columns the table has, each with an exact direction.
+
+    >>> check_objectives({"fps": "MAX"}, ["fps"], "pareto")
+    Traceback (most recent call last):
+    ...
+    nerframe.errors.InvalidInputError: pareto: objective 'fps': say max or min, got 'MAX'
+    """
+    if not isinstance(objectives, Mapping):
+        raise InvalidInputError(
+            f"{where}: objectives must map columns to 'max' or 'min', "
+            f"got {type(objectives).__name__}",
+            "objectives",
+        )
+    if len(objectives) < least:
+        raise InvalidInputError(
+            f"{where}: give {'an objective' if least == 1 else f'{least} or more objectives'}"
+            " (column -> 'max' or 'min')",
+            "objectives",
+        )
+    from nerframe.errors import did_you_mean
+
+    for name, direction in objectives.items():
+        if name not in columns:
+            raise InvalidInputError(
+                f"{where}: objective {name!r} is not a column of the rows"
+                f"{did_you_mean(str(name), columns)}",
+                str(name),
+            )
+        # Exactly "max" or "min", as a sweep spec takes them: "MAX" or "up" must not
+        # silently mean minimise.
+        if direction not in ("max", "min"):
+            raise InvalidInputError(
+                f"{where}: objective {name!r}: say max or min, got {direction!r}", str(name)
+            )
+    return dict(objectives)
+
+
+class _Feasibility:
+    """Counts, over a fold, the rows seen, the feasible ones and, per constraint, the
+    rows that break it: what the warning for a sweep without a feasible row says."""
+
+    def __init__(self, constraints: Constraints | None) -> None:
+        self.constraints = {
+            name: (-math.inf if low is None else low, math.inf if high is None else high)
+            for name, (low, high) in (constraints or {}).items()
+        }
+        self.rows = 0
+        self.feasible = 0
+        self.broken = dict.fromkeys(self.constraints, 0)
+
+    def add(self, frame: pl.DataFrame) -> None:
+        self.rows += frame.height
+        self.feasible += int(frame["feasible"].sum())
+        if self.constraints and frame.height:
+            counts = frame.select(
+                (~pl.col(name).is_between(low, high).fill_null(False)).sum().alias(name)
+                for name, (low, high) in self.constraints.items()
+                if name in frame.columns
+            ).row(0, named=True)
+            for name, count in counts.items():
+                self.broken[name] += int(count)
+
+    def warn(self, what: str) -> None:
+        if self.rows and not self.feasible:
+            warnings.warn(no_feasible_row(what, self.rows, self.broken), NerframeWarning, 3)
+
+
+def no_feasible_row(what: str, rows: int, broken: Mapping[str, int]) -> str:
+    """The message for a sweep of `rows` rows none of which meets every constraint;
+    `broken` counts, per constraint, the rows that break it.
+
+    >>> message = no_feasible_row("pareto", 12, {"fps": 12, "area_mm2": 3})
+    >>> print(message)  # doctest: +NORMALIZE_WHITESPACE
+    pareto: none of the 12 rows meets every constraint (fps breaks most: 12 of 12 rows); the
+    result is empty
+    """
+    binding = ""
+    if broken:
+        name = max(broken, key=lambda n: (broken[n], n))
+        binding = f" ({name} breaks most: {broken[name]:,} of {rows:,} rows)"
+    return f"{what}: none of the {rows:,} rows meets every constraint{binding}; the result is empty"
 
 
 def _workload(frame: pl.DataFrame) -> list[str]:
@@ -51,17 +147,37 @@ def _workload(frame: pl.DataFrame) -> list[str]:
     return names[names.index("accelerator") + 1 : names.index("config")]
 
 
-def best(rows: Iterable[pl.DataFrame], n: int, column: str, direction: str) -> pl.DataFrame:
-    """The `n` best feasible rows by `column` (``"max"`` or ``"min"``); all of them when n is 0."""
+def best(
+    rows: Iterable[pl.DataFrame],
+    n: int,
+    column: str,
+    direction: str,
+    *,
+    constraints: Constraints | None = None,
+) -> pl.DataFrame:
+    """Per graph, the `n` best feasible rows by `column` (``"max"`` or ``"min"``); all
+    of them when n is 0. `constraints` (the sweep's, column -> (low, high)) only
+    serve the warning given when no row is feasible."""
     kept: pl.DataFrame | None = None
+    seen = _Feasibility(constraints)
     for frame in rows:
-        feasible = _contenders(frame.filter("feasible"), n, column, direction)
+        if kept is None:
+            check_objectives({column: direction}, frame.columns, "best")
+        seen.add(frame)
+        feasible = pl.concat(
+            [
+                _contenders(part, n, column, direction)
+                for part in frame.filter("feasible").partition_by("graph", maintain_order=True)
+            ]
+            or [frame.clear()]
+        )
         merged = feasible if kept is None else pl.concat([kept, feasible])
         kept = _order(merged, column, direction)
         if n:
-            kept = kept.head(n)
+            kept = kept.group_by("graph", maintain_order=True).head(n)
     if kept is None:
         raise NerframeError("best: the sweep has no rows")
+    seen.warn("best")
     return kept
 
 
@@ -76,11 +192,16 @@ def _contenders(frame: pl.DataFrame, n: int, column: str, direction: str) -> pl.
 
 
 def pareto(
-    rows: Iterable[pl.DataFrame] | pl.DataFrame | pl.LazyFrame, objectives: Mapping[str, str]
+    rows: Iterable[pl.DataFrame] | pl.DataFrame | pl.LazyFrame,
+    objectives: Mapping[str, str],
+    *,
+    constraints: Constraints | None = None,
 ) -> pl.DataFrame:
     """Per graph, the feasible rows no other feasible row of that graph dominates on
-    `objectives` (column -> ``"max"``/``"min"``), best first by the first objective.
-    `rows` is a sweep's result (a DataFrame or LazyFrame) or an iterable of its chunks.
+    `objectives` (column -> exactly ``"max"`` or ``"min"``; anything else, or a column
+    the rows lack, is an `InvalidInputError`), best first by the first objective.
+    `rows` is a sweep's result (a DataFrame or LazyFrame) or an iterable of its chunks;
+    `constraints` (the sweep's) only serve the warning given when no row is feasible.
 
     >>> rows = pl.DataFrame({"graph": ["g"] * 3, "config": [0, 1, 2],
     ...                      "fps": [30.0, 60.0, 45.0], "area_mm2": [1.0, 3.0, 4.0],
@@ -90,9 +211,10 @@ def pareto(
     """
     if isinstance(rows, pl.LazyFrame):
         rows = rows.collect()
-    names = list(objectives)
+    names = list(objectives) if isinstance(objectives, Mapping) else []
     maximize = np.array([objectives[n] == "max" for n in names])
     front: pl.DataFrame | None = None
+    seen = _Feasibility(constraints)
     for frame in [rows] if isinstance(rows, pl.DataFrame) else rows:
         if not isinstance(frame, pl.DataFrame):
             raise InvalidInputError(
@@ -100,6 +222,9 @@ def pareto(
                 f"got {type(frame).__name__}",
                 "rows",
             )
+        if front is None:
+            check_objectives(objectives, frame.columns, "pareto")
+        seen.add(frame)
         feasible = frame.filter("feasible").drop_nulls(names)
         merged = feasible if front is None else pl.concat([front, feasible])
         front = pl.concat(
@@ -111,6 +236,7 @@ def pareto(
         )
     if front is None:
         raise NerframeError("pareto: the sweep has no rows")
+    seen.warn("pareto")
     return _order(front, names[0], objectives[names[0]])
 
 
@@ -125,24 +251,77 @@ def best_in_store(
     direction: str,
     workload: Iterable[str] = (),
     columns: Iterable[str] | None = None,
+    *,
+    constraints: Constraints | None = None,
 ) -> pl.DataFrame:
-    """`best` over a sweep store, by DuckDB over its Parquet parts: a streaming top-n
-    that never loads the store and reads only `columns` (default all) and the ones it
-    ranks by (`workload`: the workload axis columns, for tie order)."""
+    """`best` over a sweep store, by DuckDB over its Parquet parts: per graph a
+    streaming top-n that never loads the store and reads only `columns` (default all)
+    and the ones it ranks by (`workload`: the workload axis columns, for tie order)."""
     from nerframe.sql import connect
 
-    keys = ", ".join(f'"{c}"' for c in ["graph", *workload, "config"])
-    shown = "*" if columns is None else ", ".join(f'"{c}"' for c in columns)
+    ranked = ["graph", *workload, "config"]
+    keys = ", ".join(f'"{c}"' for c in ranked)
+    # The rows carry the columns they are ordered by, and only `columns` come back.
+    read = None if columns is None else list(dict.fromkeys([*columns, column, *ranked]))
+    shown = "*" if read is None else ", ".join(f'"{c}"' for c in read)
     order = "DESC" if direction == "max" else "ASC"
     limit = f"LIMIT {int(n)}" if n else ""
     con = connect(store)
     try:
-        return con.sql(
-            f'SELECT {shown} FROM sweep WHERE feasible ORDER BY "{column}" {order} NULLS LAST, '
-            f"{keys} {limit}"
-        ).pl()
+        names = con.sql("SELECT DISTINCT graph FROM sweep ORDER BY graph").fetchall()
+        graphs = [g for (g,) in names]
+        # One ORDER BY ... LIMIT per graph: DuckDB streams each as a top-n, where a
+        # window over the partitions would sort every feasible row.
+        parts = " UNION ALL ".join(
+            f"(SELECT {i} AS _graph_rank, {shown} FROM sweep WHERE feasible AND graph = "
+            f"""'{g.replace("'", "''")}' ORDER BY "{column}" {order} NULLS LAST, {keys} {limit})"""
+            for i, g in enumerate(graphs)
+        )
+        if not parts:
+            empty = con.sql(f"SELECT {shown} FROM sweep LIMIT 0").pl()
+            return empty if columns is None else empty.select(columns)
+        found = (
+            con.sql(
+                f'SELECT * FROM ({parts}) ORDER BY _graph_rank, "{column}" {order} NULLS LAST, '
+                f"{keys}"
+            )
+            .pl()
+            .drop("_graph_rank")
+        )
+        if columns is not None:
+            found = found.select(columns)
+        if found.is_empty():
+            warn_infeasible_store(con, "best", constraints)
+        return found
     finally:
         con.close()
+
+
+def _sql(value: float) -> str:
+    """A float as a DuckDB literal (infinities have no bare spelling)."""
+    return f"'{value}'::DOUBLE" if math.isinf(value) else repr(float(value))
+
+
+def warn_infeasible_store(con: object, what: str, constraints: Constraints | None) -> None:
+    """A `NerframeWarning` (by `what`) when the sweep store open on the DuckDB
+    connection `con` has rows but no feasible one, naming the constraint most rows
+    break (of `constraints`, a store manifest's or the sweep's)."""
+    bounds = {
+        name: (-math.inf if low is None else low, math.inf if high is None else high)
+        for name, (low, high) in (constraints or {}).items()
+    }
+    broke = "".join(
+        f', count(*) FILTER (WHERE NOT coalesce("{name}" BETWEEN {_sql(low)} AND {_sql(high)}, '
+        "false))"
+        for name, (low, high) in bounds.items()
+    )
+    counts = con.sql(  # type: ignore[attr-defined]
+        f"SELECT count(*), count(*) FILTER (WHERE feasible){broke} FROM sweep"
+    ).fetchall()[0]
+    rows, feasible = int(counts[0]), int(counts[1])
+    if rows and not feasible:
+        broken = dict(zip(bounds, map(int, counts[2:]), strict=True))
+        warnings.warn(no_feasible_row(what, rows, broken), NerframeWarning, 3)
 
 
 def store_parts(store: str | Path) -> Iterable[pl.DataFrame]:

@@ -270,6 +270,7 @@ class Evaluator:
             base.module_power_reference_mhz[0],
             base.module_efficiency[0],
             base.module_counts_flops[0],
+            hardware.kind == "gpu",
             float(base.frequency_mhz[0]),
             float(base.dram_bandwidth_gbps[0]),
             float(base.dram_pj_per_byte[0]),
@@ -353,7 +354,8 @@ def sweep(
     resumes) a result store there and returns a LazyFrame over its rows, so a
     campaign never has to fit in memory. Row values equal what `nerframe.schedule`
     gives for that variant. `backend` ``"dask"`` runs the chunks on a Dask cluster
-    (at `scheduler`, else a local one); it needs `output`.
+    (at `scheduler`, else a local one); it needs `output`. Without `output` a sweep of
+    more than `IN_MEMORY_ROWS` rows is refused before any work.
 
     >>> rows = sweep("neurex", "neurex", {"frequency_mhz": [500, 1000]},
     ...              workload={"rays": [1024, 4096]})
@@ -384,6 +386,13 @@ def sweep(
     return run(spec, output, backend, scheduler, progress)
 
 
+# The most rows an in-memory sweep returns (the command line asks for --yes above
+# the same count). A row of one axis is ~20 columns, ~130 bytes measured with
+# DataFrame.estimated_size: the largest result is ~3 GB.
+IN_MEMORY_ROWS = 20_000_000
+_ROW_BYTES = 130
+
+
 def run(
     spec: SweepSpec,
     output: str | Path | None = None,
@@ -394,12 +403,19 @@ def run(
     """Run a validated spec: see `sweep`."""
     if backend not in BACKENDS:
         raise NerframeError(f"unknown backend {backend!r}; choose {' or '.join(BACKENDS)}")
+    if output is None and backend != "local":
+        raise NerframeError(f"the {backend} backend writes a store: give an output folder")
+    if output is None and spec.configurations > IN_MEMORY_ROWS:
+        raise NerframeError(
+            f"sweep: {spec.configurations:,} configurations are more rows than one "
+            f"DataFrame should hold (at most {IN_MEMORY_ROWS:,}, about "
+            f"{IN_MEMORY_ROWS * _ROW_BYTES / 1e9:.0f} GB): give output= to write a store, "
+            "whose LazyFrame is read part by part (or shrink the grid)"
+        )
     evaluate = Evaluator(spec)
     for index in range(len(spec.graphs)):  # an unmappable graph fails before any work
         evaluate.mapped(index, 0)
     if output is None:
-        if backend != "local":
-            raise NerframeError(f"the {backend} backend writes a store: give an output folder")
         return pl.concat(list(chunks(spec, progress, evaluate)))
     from nerframe.sweep_store import write_store
 

@@ -138,14 +138,15 @@ def published() -> pl.DataFrame:
 Accelerators = Callable[[str], Accelerator]
 
 
-def validate(hardware: Accelerators = accelerator) -> pl.DataFrame:
+def validate(hardware: Accelerators | None = None) -> pl.DataFrame:
     """Every published figure with the model's prediction and the error.
 
     Columns: those of `published` plus ``predicted``, ``error``
     (``predicted / value - 1``), ``score`` (the error; for an upper bound, 0 when
     ``predicted <= value``, else the error) and ``pending`` (what a row whose
     prediction is null waits for, else null). `hardware` loads an accelerator by
-    name (the built-ins by default; pass another to validate modified figures).
+    name (None: `nerframe.accelerator`, the built-ins; pass another to validate
+    modified figures).
 
     >>> table = validate()
     >>> sorted(set(table["tag"]))
@@ -154,7 +155,7 @@ def validate(hardware: Accelerators = accelerator) -> pl.DataFrame:
     >>> row["error"] == row["predicted"] / row["value"] - 1
     True
     """
-    predict = _Predictor(hardware)
+    predict = _Predictor(hardware or accelerator)
     table = published()
     predicted: list[float | None] = []
     pending: list[str | None] = []
@@ -255,7 +256,7 @@ TRANSFERRED: tuple[str, ...] = tuple(g for g in GPUS if g not in ("xavier_nx", "
 """GPUs without a calibration row: they take the Orin NX's calibrated efficiency."""
 
 
-def calibrate(hardware: Accelerators = accelerator) -> pl.DataFrame:
+def calibrate(hardware: Accelerators | None = None) -> pl.DataFrame:
     """The parameters the calibration rows fix, computed from those rows only.
 
     One row per (accelerator, parameter): the calibrated value, rounded to four
@@ -276,8 +277,10 @@ def calibrate(hardware: Accelerators = accelerator) -> pl.DataFrame:
     found: list[dict[str, object]] = []
     loaded: dict[str, Accelerator] = {}
 
+    load = hardware or accelerator
+
     def current(name: str) -> Accelerator:
-        return loaded.get(name) or hardware(name)
+        return loaded.get(name) or load(name)
 
     def fit(
         row_id: str,

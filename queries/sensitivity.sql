@@ -31,7 +31,11 @@ SELECT
     arg_max(value, mean_fps) AS fastest_value,
     min(mean_fps) AS fps_low,
     max(mean_fps) AS fps_high,
-    (max(mean_fps) - min(mean_fps)) / avg(mean_fps) AS swing
+    -- Means equal to within rounding (an axis with no effect, 2e-16 apart) swing 0.
+    CASE
+        WHEN max(mean_fps) - min(mean_fps) <= 1e-12 * abs(avg(mean_fps)) THEN 0.0
+        ELSE (max(mean_fps) - min(mean_fps)) / avg(mean_fps)
+    END AS swing
 FROM means
 GROUP BY graph, axis
 ORDER BY graph, swing DESC, axis

@@ -10,5 +10,7 @@ SELECT
 FROM summary AS a
 JOIN summary AS g ON a.graph = g.graph
 JOIN accelerators AS k ON k.accelerator = g.accelerator AND k.kind = 'gpu'
+-- Accelerators over GPUs only: a GPU over another GPU is no accelerator's speedup.
+JOIN accelerators AS ka ON ka.accelerator = a.accelerator AND ka.kind <> 'gpu'
 WHERE a.status = 'ok' AND g.status = 'ok' AND a.accelerator <> g.accelerator
 ORDER BY a.graph, a.accelerator, gpu

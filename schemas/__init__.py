@@ -151,8 +151,12 @@ SUMMARY = pl.Schema(
         "area_mm2": pl.Float64(),
         "dram_utilization": pl.Float64(),
         "bottleneck_module": pl.String(),
+        # every op once: one batch's ops plus the frame ops (scope frame) once
         "total_flops": pl.Float64(),
         "total_bytes": pl.Float64(),
+        # one frame: frame ops once plus batches x batch ops (`frame_total`)
+        "frame_flops": pl.Float64(),
+        "frame_bytes": pl.Float64(),
     }
 )
 

@@ -322,8 +322,14 @@ def test_graph_chart_layers_and_edges(frames: dict[str, pl.DataFrame]) -> None:
     layers = {r["op_id"]: r["layer"] for r in nodes}
     # 0→1→2→3→4 with a skip 0→4, then 4→5→6; the feedback edge 6→1 does not count.
     assert layers == {0: 0, 1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 6: 6}
-    labels = _data(spec, _unit(spec, "text"))
+    texts = [u for u in _units(spec) if _mark(u) == "text"]
+    labels = _data(spec, texts[0])
     assert {r["label"] for r in labels} >= {"MLP", "MLP (B)", "HashEncoding (B)"}
+    # D29: labels of neighbouring layers alternate above and below the nodes
+    assert [(u["mark"]["dy"], u["transform"]) for u in texts] == [
+        (-16, [{"filter": "datum.layer % 2 == 0"}]),
+        (18, [{"filter": "datum.layer % 2 == 1"}]),
+    ]
     edges = _unit(spec, "line")
     dash = edges["encoding"]["strokeDash"]
     assert dash["field"] == "kind"
@@ -363,7 +369,7 @@ def test_graph_chart_rejects_cycles_and_several_graphs(frames: dict[str, pl.Data
 def test_matrix_chart_shows_unmapped_pairs(frames: dict[str, pl.DataFrame]) -> None:
     summary = frames["summary"]
     spec = _check(charts.matrix_chart(summary))
-    assert len(spec["hconcat"]) == 2
+    assert len(spec["vconcat"]) == 2  # one above the other: side by side they overflow
     fps = _unit(spec, "rect", color="fps")
     assert fps["encoding"]["color"]["scale"]["type"] == "log"
     energy = _unit(spec, "text", text="energy_per_frame_j")

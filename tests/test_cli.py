@@ -21,7 +21,10 @@ def test_pipelines_table(capsys: pytest.CaptureFixture[str]) -> None:
 def test_costs_table_has_totals(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["costs", "neurex", "--model", "spec"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[-1].startswith("total") and "7,887,388,672" in lines[-1]
+    assert lines[-2].startswith("total") and "7,887,388,672" in lines[-2]
+    # D18: a frame of 800x800 pixels is ceil(640000 / 4096) = 157 batches of these ops
+    # (all batch-scoped in the spec model): 157 x 7,887,388,672 FLOPs
+    assert lines[-1].startswith("per frame (157 batches") and "1,238,320,021,504 FLOPs" in lines[-1]
 
 
 def test_costs_formats(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

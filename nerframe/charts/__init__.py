@@ -16,7 +16,7 @@ shared look (`theme`), table preparation (`tables`), templates and export (`expo
 >>> summary = pl.DataFrame({"graph": ["nerf"], "accelerator": ["npu"], "status": ["ok"],
 ...                         "fps": [30.0], "energy_per_frame_j": [0.002]})
 >>> spec = matrix_chart(summary).to_dict()
->>> [panel["title"] for panel in spec["hconcat"]]
+>>> [panel["title"] for panel in spec["vconcat"]]
 ['frames per second', 'energy per frame (J)']
 """
 

@@ -10,7 +10,7 @@ import polars as pl
 
 from nerframe.charts.tables import CHART, by_chart, direction, plain, require
 from nerframe.charts.templates import Parts, filled
-from nerframe.charts.theme import DIRECTIONS, Chart, category_color
+from nerframe.charts.theme import DIRECTIONS, SI_LABEL, Chart, category_color
 from nerframe.errors import NerframeError
 from nerframe.taxonomy import CATEGORIES
 
@@ -79,7 +79,9 @@ def _draw(data: Mapping[str, Any], v: Mapping[str, Any]) -> Chart:
         alt.Chart(data["sums"])
         .mark_bar()
         .encode(
-            x=alt.X("sum(value):Q", title=None, axis=alt.Axis(format="~s")),
+            # Each label formatted alone: a "~s" axis format takes its prefix from the
+            # tick step and labels 0 as "0M".
+            x=alt.X("sum(value):Q", title=None, axis=alt.Axis(labelExpr=SI_LABEL)),
             y=alt.Y("category:N", sort=list(CATEGORIES), title=None),
             color=category_color(legend=None),
             opacity=alt.Opacity(

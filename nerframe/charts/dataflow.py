@@ -242,7 +242,14 @@ def _draw(data: Mapping[str, Any], v: Mapping[str, Any]) -> Chart:
     return alt.layer(
         edge_layer,
         node_layer.mark_circle(size=260, opacity=1).encode(color=category_color()),
-        node_layer.mark_text(dy=-16, fontSize=11).encode(text="label:N"),
+        # Labels of neighbouring layers alternate above and below their nodes, so
+        # long op names in a chain (gbu_train's 11 layers) do not run into each other.
+        node_layer.mark_text(dy=-16, fontSize=11)
+        .encode(text="label:N")
+        .transform_filter("datum.layer % 2 == 0"),
+        node_layer.mark_text(dy=18, fontSize=11)
+        .encode(text="label:N")
+        .transform_filter("datum.layer % 2 == 1"),
         width=v["width"],
         height=v["height"],
         title=alt.Title(v["title"], subtitle=v["subtitle"]),

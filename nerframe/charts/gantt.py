@@ -20,7 +20,7 @@ from nerframe.charts.tables import (
     require,
 )
 from nerframe.charts.templates import Parts, filled
-from nerframe.charts.theme import Chart, category_color
+from nerframe.charts.theme import SI_LABEL, Chart, category_color
 from nerframe.errors import NerframeError
 
 _GANTT_MAX_HEIGHT = 900
@@ -168,6 +168,9 @@ def _prepare(schedule: pl.DataFrame) -> dict[object, Parts]:
         .agg(pl.format("Schedule of {} on {}", "graph", "accelerator").first())
         .iter_rows()
     )
+    # With frame ops the chart spans the whole frame (they run before and after the
+    # batches), not one batch's makespan: the subtitle says so.
+    framed = set(schedule.filter(pl.col("scope") == "frame")[CHART].unique().to_list())
     parts = {}
     for chart, lane_names in names.items():
         total = len(lane_names)
@@ -181,7 +184,8 @@ def _prepare(schedule: pl.DataFrame) -> dict[object, Parts]:
             "makespan": makespans[chart],
             "height": min(max(_LANE_PX * total, 120), _GANTT_MAX_HEIGHT),
             "title": titles[chart],
-            "subtitle": f"{makespans[chart]:,} cycles",
+            "subtitle": f"{makespans[chart]:,} cycles"
+            + (": the frame ops and the first batch" if chart in framed else ""),
         }
         data = {"bars": bars[chart], "separators": separators.get(chart, no_separators)}
         parts[chart] = (data, values)
@@ -208,7 +212,13 @@ def _draw(data: Mapping[str, Any], v: Mapping[str, Any]) -> Chart:
         alt.Chart(data["bars"])
         .mark_rect(stroke="white", strokeWidth=0.5)
         .encode(
-            x=alt.X("start_cycle:Q", title="cycle", scale=alt.Scale(domain=[0, v["makespan"]])),
+            # "12M", not "12,000,000": long labels run into each other
+            x=alt.X(
+                "start_cycle:Q",
+                title="cycle",
+                scale=alt.Scale(domain=[0, v["makespan"]]),
+                axis=alt.Axis(labelExpr=SI_LABEL),
+            ),
             x2="end_cycle:Q",
             y=y,
             y2="lane_hi:Q",

@@ -21,12 +21,14 @@ _PANELS: tuple[tuple[str, str, Any], ...] = (
 
 
 def matrix_chart(summary: pl.DataFrame) -> Chart:
-    """Pipeline × accelerator heat maps of fps and energy per frame; unmapped pairs
-    are grey cells labelled ``unmapped``.
+    """Pipeline × accelerator heat maps of fps and energy per frame, one above the
+    other (side by side, 14 accelerators overflow a page); unmapped pairs are grey
+    cells labelled ``unmapped``. Values are plain numbers (``0.531`` fps, never
+    ``531m``, which reads as millions).
 
     >>> summary = pl.DataFrame({"graph": ["nerf"], "accelerator": ["npu"], "status": ["ok"],
     ...                         "fps": [30.0], "energy_per_frame_j": [0.002]})
-    >>> [panel["title"] for panel in matrix_chart(summary).to_dict()["hconcat"]]
+    >>> [panel["title"] for panel in matrix_chart(summary).to_dict()["vconcat"]]
     ['frames per second', 'energy per frame (J)']
     """
     return _draw(*_prepare(summary))
@@ -74,8 +76,8 @@ def _draw(data: Mapping[str, Any], v: Mapping[str, Any]) -> Chart:
                 alt.Tooltip("graph:N", title="pipeline"),
                 alt.Tooltip("accelerator:N", title="accelerator"),
                 alt.Tooltip("status:N", title="status"),
-                alt.Tooltip("fps:Q", title="fps", format=".4~s"),
-                alt.Tooltip("energy_per_frame_j:Q", title="energy per frame (J)", format=".4~s"),
+                alt.Tooltip("fps:Q", title="fps", format=".4~r"),
+                alt.Tooltip("energy_per_frame_j:Q", title="energy per frame (J)", format=".4~r"),
             ],
         )
         ok = alt.datum.status == "ok"
@@ -88,12 +90,12 @@ def _draw(data: Mapping[str, Any], v: Mapping[str, Any]) -> Chart:
                     color=alt.Color(
                         f"{column}:Q",
                         scale=alt.Scale(type="log", scheme=scheme),
-                        legend=alt.Legend(format=".3~s", title=None),
+                        legend=alt.Legend(format=".3~r", title=None),
                     )
                 )
                 .transform_filter(ok),
                 base.mark_text(fontSize=11)
-                .encode(text=alt.Text(f"{column}:Q", format=".3~s"))
+                .encode(text=alt.Text(f"{column}:Q", format=".3~r"))
                 .transform_filter(ok),
                 base.mark_text(fontSize=10, color="#666666", text="unmapped").transform_filter(
                     alt.datum.status != "ok"
@@ -104,7 +106,7 @@ def _draw(data: Mapping[str, Any], v: Mapping[str, Any]) -> Chart:
             )
         )
     return (
-        alt.hconcat(*panels)
+        alt.vconcat(*panels)
         .resolve_scale(color="independent")
         .properties(title="Pipeline × accelerator")
     )

@@ -22,7 +22,13 @@ from nerframe.charts.tables import (
     require,
 )
 from nerframe.charts.templates import Parts, filled
-from nerframe.charts.theme import DIRECTIONS, Chart, category_color
+from nerframe.charts.theme import (
+    DIRECTIONS,
+    LOG_PLAIN_LABEL,
+    LOG_SI_LABEL,
+    Chart,
+    category_color,
+)
 from nerframe.errors import NerframeError
 
 
@@ -215,7 +221,8 @@ def _draw(data: Mapping[str, Any], v: Mapping[str, Any]) -> Chart:
             f"{field}:Q",
             scale=alt.Scale(type="log", domain=[v["lo"], v["hi"]]),
             title="arithmetic intensity (FLOP/byte)",
-            axis=alt.Axis(format="~s"),
+            # plain numbers: "100m" FLOP/byte reads as metres
+            axis=alt.Axis(labelExpr=LOG_PLAIN_LABEL),
         )
 
     def y_axis(field: str) -> alt.Y:
@@ -223,7 +230,7 @@ def _draw(data: Mapping[str, Any], v: Mapping[str, Any]) -> Chart:
             f"{field}:Q",
             scale=alt.Scale(type="log"),
             title="attainable FLOP/s",
-            axis=alt.Axis(format="~s"),
+            axis=alt.Axis(labelExpr=LOG_SI_LABEL),
         )
 
     system_color = alt.Color("system:N", title="system", scale=alt.Scale(scheme="dark2"))
@@ -263,7 +270,7 @@ def _draw(data: Mapping[str, Any], v: Mapping[str, Any]) -> Chart:
                 alt.Tooltip("system:N", title="system"),
                 alt.Tooltip("category:N", title="category"),
                 alt.Tooltip("direction:N", title="direction"),
-                alt.Tooltip("intensity:Q", title="intensity (FLOP/B)", format=".3~s"),
+                alt.Tooltip("intensity:Q", title="intensity (FLOP/B)", format=".3~r"),
                 alt.Tooltip("attainable:Q", title="attainable FLOP/s", format=".3~s"),
                 alt.Tooltip("flops:Q", title="FLOPs", format=".3~s"),
                 alt.Tooltip("time_s:Q", title="time (s)", format=".3~e"),

@@ -8,7 +8,9 @@ before anything is called, with one error naming it.
 
 The DAG's nodes carry the original schema: ``op_type`` (a category there),
 ``input_shape``, ``output_shape``, ``flops``, ``memory_bytes`` and
-``arithmetic_intensity``.
+``arithmetic_intensity``. They are checked as strictly as nerframe's own inputs:
+names and op types printable strings, shapes lists of integers >= 0, figures
+finite numbers >= 0, and the edges acyclic.
 
 >>> import pickle, io, tempfile, pathlib
 >>> bad = pathlib.Path(tempfile.mkdtemp()) / "bad.pkl"
@@ -22,6 +24,7 @@ refusing to load global 'os.system' (a DAG pickle may only hold networkx.classes
 
 from __future__ import annotations
 
+import math
 import pickle
 from dataclasses import dataclass
 from pathlib import Path
@@ -105,6 +108,27 @@ def _nodes(nodes: dict[Any, Any], path: Path) -> pl.DataFrame:
         missing = [f for f in NODE_FIELDS if f not in attributes]
         if missing:
             raise NerframeError(f"{path}: node {node!r} lacks {', '.join(missing)}")
+        _check_name(path, "node", node)
+        _check_name(path, f"node {node!r}: op_type", attributes["op_type"])
+        for field in ("input_shape", "output_shape"):
+            shape = attributes[field]
+            if not isinstance(shape, list | tuple) or not all(
+                isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape
+            ):
+                raise NerframeError(
+                    f"{path}: node {node!r}: {field} must be a list of integers >= 0, got {shape!r}"
+                )
+        for field in ("flops", "memory_bytes", "arithmetic_intensity"):
+            value = attributes[field]
+            if not (
+                isinstance(value, int | float)
+                and not isinstance(value, bool)
+                and math.isfinite(value)
+                and value >= 0
+            ):
+                raise NerframeError(
+                    f"{path}: node {node!r}: {field} must be a finite number >= 0, got {value!r}"
+                )
         rows.append({"node": str(node), **{f: attributes[f] for f in NODE_FIELDS}})
     schema: dict[str, pl.DataType | type[pl.DataType]] = {
         "node": pl.String,
@@ -121,6 +145,46 @@ def _nodes(nodes: dict[Any, Any], path: Path) -> pl.DataFrame:
         raise NerframeError(f"{path}: node attributes of the wrong type ({e})") from None
 
 
+def _check_name(path: Path, what: str, name: object) -> None:
+    """A node name or op type: a non-empty string (or an integer node id) without
+    control characters, which graph and accelerator names may not hold either."""
+    if isinstance(name, int) and not isinstance(name, bool) and what == "node":
+        return
+    if not isinstance(name, str) or not name or not name.isprintable():
+        raise NerframeError(f"{path}: {what} must be a non-empty printable string, got {name!r}")
+
+
+def _acyclic(pairs: list[tuple[str, str]], path: Path) -> None:
+    """Refuses edges that form a cycle (an execution DAG has none), naming one."""
+    succ: dict[str, list[str]] = {}
+    for src, dst in pairs:
+        succ.setdefault(src, []).append(dst)
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    for root in succ:
+        if root in state:
+            continue
+        stack = [(root, iter(succ.get(root, ())))]
+        state[root] = 1
+        trail = [root]
+        while stack:  # iterative: a long chain must not hit Python's recursion limit
+            node, children = stack[-1]
+            child = next(children, None)
+            if child is None:
+                stack.pop()
+                trail.pop()
+                state[node] = 2
+            elif state.get(child) == 1:
+                cycle = [*trail[trail.index(child) :], child]
+                raise NerframeError(
+                    f"{path}: the edges form a cycle ({' -> '.join(map(repr, cycle))}); "
+                    "an execution DAG has none"
+                )
+            elif child not in state:
+                state[child] = 1
+                trail.append(child)
+                stack.append((child, iter(succ.get(child, ()))))
+
+
 def _edges(succ: dict[Any, Any], nodes: dict[Any, Any], path: Path) -> pl.DataFrame:
     pairs = []
     for src, targets in succ.items():
@@ -130,4 +194,5 @@ def _edges(succ: dict[Any, Any], nodes: dict[Any, Any], path: Path) -> pl.DataFr
             if dst not in nodes:
                 raise NerframeError(f"{path}: edge {src!r} -> {dst!r} to an unknown node")
             pairs.append((str(src), str(dst)))
+    _acyclic(pairs, path)
     return pl.DataFrame(pairs, schema={"src": pl.String, "dst": pl.String}, orient="row")
