@@ -13,18 +13,25 @@ icarus,inference,4,4096,192,,640000,1.0,icarus,825444532224.0,...
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
+import os
+import select
+import signal
+import socket
 import sys
-from collections.abc import Callable, Sequence
+import threading
+import warnings
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from types import FrameType
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 import polars as pl
 
 from nerframe.builtin_pipelines import MODELS
 from nerframe.errors import NerframeError
 from nerframe.output import FORMATS, emit, format_value, to_text
-from nerframe.progress import interrupt_at_steps
 
 if TYPE_CHECKING:
     from nerframe.graphs import Graph
@@ -649,18 +656,124 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
+# Ctrl-C: the first raises KeyboardInterrupt in the main thread, so that the command
+# unwinds (its temporary files removed, its store unlocked). Work inside a library
+# (a numba kernel, a DuckDB query, a polars collect) can hold that off, so the
+# process ends on its own this long after the first Ctrl-C, or at a second one.
+INTERRUPT_GRACE_S = 0.6
+
+
+class _Interrupts:
+    """The command line's Ctrl-C policy (see `INTERRUPT_GRACE_S`), installed by `main`.
+
+    The kernel's signal handler writes to a wake-up socket at once, whatever the
+    main thread is doing, so a watcher thread can end the process in time; Python
+    runs the handler that raises KeyboardInterrupt only between bytecodes."""
+
+    def __init__(self) -> None:
+        self.interrupted = False
+        self._finished = threading.Lock()  # held by whoever ends the command
+        self._read, self._write = socket.socketpair()
+        self._write.setblocking(False)
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[None]:
+        if threading.current_thread() is not threading.main_thread():
+            yield  # signal handlers belong to the main thread; elsewhere Ctrl-C is Python's
+            return
+        previous = signal.signal(signal.SIGINT, self._raise)
+        wakeup = signal.set_wakeup_fd(self._write.fileno(), warn_on_full_buffer=False)
+        watcher = threading.Thread(target=self._watch, daemon=True)
+        watcher.start()
+        try:
+            yield
+        finally:
+            signal.set_wakeup_fd(wakeup)
+            signal.signal(signal.SIGINT, previous)
+            self._write.close()  # ends the watcher
+            watcher.join()
+            self._read.close()
+
+    def _raise(self, signum: int, frame: FrameType | None) -> None:
+        if not self.interrupted:
+            self.interrupted = True
+            raise KeyboardInterrupt
+
+    def _watch(self) -> None:
+        while (data := self._read.recv(64)) and signal.SIGINT not in data:
+            pass  # another signal with a Python handler
+        if not data:
+            return  # the command is over
+        # A second Ctrl-C, or the grace period over: end now.
+        select.select([self._read], [], [], INTERRUPT_GRACE_S)
+        self.end(hard=True)
+
+    def end(self, *, hard: bool = False) -> bool:
+        """Report the interruption, once; with `hard`, also remove the temporary files
+        being written and end the process at once. False if it was reported already."""
+        if not self._finished.acquire(blocking=False):
+            return False
+        sys.stderr.write("error: interrupted\n")
+        if hard:
+            from nerframe.atomic import remove_temporaries
+
+            remove_temporaries()
+            sys.stderr.flush()
+            os._exit(130)
+        return True
+
+    def finish(self) -> None:
+        """The command ended by itself: the watcher must not end it again."""
+        self._finished.acquire(blocking=False)
+
+
+def _show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: TextIO | None = None,
+    line: str | None = None,
+) -> None:
+    """`warnings.showwarning` on the command line: one ``warning: …`` line, without
+    the file and source line Python's own adds."""
+    text = " ".join(part.strip() for part in str(message).splitlines() if part.strip())
+    (file or sys.stderr).write(f"warning: {text}\n")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
+    interrupts = _Interrupts()
+    with warnings.catch_warnings():
+        warnings.showwarning = _show_warning
+        # nerframe's warnings are about this run's results: every one is shown.
+        from nerframe.errors import NerframeWarning
+
+        warnings.simplefilter("always", NerframeWarning)
+        try:
+            with interrupts.installed():
+                try:
+                    status = _run(argv, interrupts)
+                finally:
+                    interrupts.finish()
+        except KeyboardInterrupt:
+            status = 130
+        return status
+
+
+def _run(argv: Sequence[str] | None, interrupts: _Interrupts) -> int:
     try:
         args = parser().parse_args(argv)
         run: Callable[[argparse.Namespace], None] = args.run
-        with interrupt_at_steps():
-            run(args)
+        run(args)
     except KeyboardInterrupt:
         # Ctrl-C: temporary files are already removed on the way out.
-        sys.stderr.write("error: interrupted\n")
+        interrupts.end()
         return 130
     except NerframeError as e:
+        if interrupts.interrupted:  # the interrupt, as a library reported it
+            interrupts.end()
+            return 130
         # One line, whatever a library put into the message.
         message = " ".join(line.strip() for line in str(e).splitlines() if line.strip())
         sys.stderr.write(f"error: {message}\n")
@@ -668,8 +781,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
     except OSError as e:  # an unwritable output path, a full disk, ...
+        if interrupts.interrupted:
+            interrupts.end()
+            return 130
         sys.stderr.write(f"error: {e.filename or ''}: {e.strerror or e}\n")
         return 1
+    except BaseException:
+        # A library that caught Ctrl-C and raised its own error (a polars callback
+        # panics instead of unwinding): it is still the interrupt.
+        if interrupts.interrupted:
+            interrupts.end()
+            return 130
+        raise
     return 0
 
 

@@ -148,4 +148,4 @@ def best_in_store(
 def store_parts(store: str | Path) -> Iterable[pl.DataFrame]:
     """The rows of a sweep store, one Parquet part at a time."""
     for part in tables(store).get(TABLE, []):
-        yield pl.read_parquet(part)
+        yield pl.read_parquet(part, glob=False)

@@ -384,6 +384,12 @@ def run(
     """Run a validated spec: see `sweep`."""
     if backend not in BACKENDS:
         raise NerframeError(f"unknown backend {backend!r}; choose {' or '.join(BACKENDS)}")
+    if scheduler is not None and backend != "dask":
+        raise InvalidInputError(
+            f"a scheduler ({scheduler}) is the address of a Dask scheduler: use it with the "
+            "dask backend (--backend dask), or leave it out",
+            "scheduler",
+        )
     evaluate = Evaluator(spec)
     for index in range(len(spec.graphs)):  # an unmappable graph fails before any work
         evaluate.mapped(index, 0)
