@@ -200,7 +200,8 @@ def _check_replaceable(target: Path) -> None:
             str(target),
         )
     if target.is_dir() and any(target.iterdir()) and (foreign := foreign_entries(target)):
-        shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
+        more = f" and {len(foreign) - 5} more" if len(foreign) > 5 else ""
+        shown = ", ".join(foreign[:5]) + more
         raise StoreError(
             f"{target}: an earlier store of analyze that also holds files nerframe did not "
             f"write ({shown}); not replacing it, move them or choose another -o folder",

@@ -22,7 +22,6 @@ import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
-
 # The temporaries being written now, for a process that must end at once (a second
 # Ctrl-C, or one that work in a library did not let through in time): see
 # `remove_temporaries`.

@@ -49,9 +49,12 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _workload(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--rays", type=int, metavar="B", help="rays (pixels) per batch [4096]")
-    p.add_argument("--samples", type=int, metavar="N", help="samples per ray [64; icarus 192]")
-    p.add_argument("--gaussians", type=int, metavar="G", help="Gaussians in the scene [1000000]")
+    # The defaults depend on the pipeline and the workload model: 'nerframe pipelines'
+    # lists them, so the help names no number that is wrong for most pipelines.
+    default = "[the pipeline's, as 'nerframe pipelines --model M' lists]"
+    p.add_argument("--rays", type=int, metavar="B", help=f"rays (pixels) per batch {default}")
+    p.add_argument("--samples", type=int, metavar="N", help=f"samples per ray {default}")
+    p.add_argument("--gaussians", type=int, metavar="G", help=f"Gaussians in the scene {default}")
     p.add_argument("--fine", action="store_true", help="expand composites into their stages")
     _model(p)
 
@@ -291,6 +294,8 @@ def _sweep_data(args: argparse.Namespace) -> dict[str, Any]:
                 number = float(value)
             except ValueError:
                 raise NerframeError(f"--{flag} expects FIGURE=VALUE, got {text!r}") from None
+            if math.isnan(number):
+                raise NerframeError(f"--{flag} {name}: a bound is a number, got {value!r}")
             previous = limits.get(name, {})
             limits[name] = {**(previous if isinstance(previous, dict) else {"max": previous})}
             limits[name][flag] = number
@@ -375,29 +380,29 @@ def cmd_roofline(args: argparse.Namespace) -> None:
     from nerframe.costing import costs
     from nerframe.rooflines import roofline
 
+    suffix = args.output.suffix.lower()
+    tables, charts = (".csv", ".json", ".parquet", ".txt"), (".png", ".svg", ".html")
+    if suffix not in (*tables, *charts):
+        raise NerframeError(
+            f"{args.output}: unknown output format {suffix!r}; use {', '.join(charts)} for the "
+            f"chart, or {', '.join(tables)} for its table"
+        )
     graphs = [_graph(args, name) for name in args.pipelines]
     names = args.system or ["A100"] + [
         a for g in graphs if g.name in PIPELINES for a in PIPELINES[g.name].native
     ]
     table = pl.concat([costs(g.ops) for g in graphs])
     result = roofline(table, list(dict.fromkeys(names)))
-    if args.output.suffix.lower() in (".csv", ".json", ".parquet", ".txt"):
+    if suffix in tables:
         emit(result, None, args.output)
     else:
         save_chart(roofline_chart(result), args.output)
 
 
 def cmd_query(args: argparse.Namespace) -> None:
-    import warnings
-
-    from nerframe.errors import NerframeWarning
     from nerframe.sql import query
 
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", NerframeWarning)
-        table = query(args.query, args.store)
-    _warn([str(w.message) for w in caught if issubclass(w.category, NerframeWarning)])
-    emit(table, args.format, args.output)
+    emit(query(args.query, args.store), args.format, args.output)
 
 
 def cmd_report(args: argparse.Namespace) -> None:

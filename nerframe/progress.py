@@ -22,7 +22,9 @@ from tqdm import tqdm
 
 # The bar is redrawn at most this often.
 _EVERY_S = 0.2
-_FORMAT = "{desc} [{bar:20}] {percentage:3.0f}%  {n:,}/{total:,} {unit}  {rate_fmt}  ETA {remaining}"
+_FORMAT = (
+    "{desc} [{bar:20}] {percentage:3.0f}%  {n:,}/{total:,} {unit}  {rate_fmt}  ETA {remaining}"
+)
 
 
 def _quiet() -> bool:

@@ -156,7 +156,9 @@ def _load(store: Path) -> dict[str, pl.DataFrame]:
     parts = tables(store)
     if "schedule" not in parts and "summary" in parts:
         # A store whose pairs are all unmapped has no schedule rows at all.
-        statuses = pl.concat([pl.read_parquet(f, columns=["status"], glob=False) for f in parts["summary"]])
+        statuses = pl.concat(
+            [pl.read_parquet(f, columns=["status"], glob=False) for f in parts["summary"]]
+        )
         if not (statuses["status"] == "ok").any():
             parts["schedule"] = []
     missing = [t for t in REQUIRED if t not in parts]
@@ -184,7 +186,8 @@ def _read(files: list[Path]) -> pl.DataFrame:
     except (pl.exceptions.SchemaError, pl.exceptions.ColumnNotFoundError):
         # Parts with other columns or types (written by another version): union them.
         return pl.concat(
-            [pl.read_parquet(f, hive_partitioning=False, glob=False) for f in files], how="diagonal_relaxed"
+            [pl.read_parquet(f, hive_partitioning=False, glob=False) for f in files],
+            how="diagonal_relaxed",
         )
 
 

@@ -353,6 +353,11 @@ def _mapping(data: dict[str, Any], key: str, where: str) -> dict[str, Any]:
     return {str(k): v for k, v in value.items()}
 
 
+# A range's values are listed one by one (as floats in a list: ~30 bytes each); a
+# sweep of more configurations than this on one axis alone is not a range's job.
+MAX_RANGE_VALUES = 10_000_000
+
+
 def _axis(values: Any, name: str, where: str) -> Any:
     """List values, or a ``{start, stop, step}`` range with stop included when reached."""
     if not isinstance(values, Mapping):
@@ -362,9 +367,18 @@ def _axis(values: Any, name: str, where: str) -> Any:
     start, stop, step = (values[k] for k in ("start", "stop", "step"))
     if not all(isinstance(v, int | float) for v in (start, stop, step)) or step <= 0:
         raise InvalidInputError(f"{where}axis {name!r}: a range needs numbers and a step > 0")
-    count = math.floor((stop - start) / step + 1e-9) + 1
+    span = (stop - start) / step
+    if not math.isfinite(span):
+        raise InvalidInputError(f"{where}axis {name!r}: a range needs finite numbers")
+    count = math.floor(span + 1e-9) + 1
     if count < 1:
         raise InvalidInputError(f"{where}axis {name!r}: empty range {dict(values)}")
+    # Counted before the values are made: a tiny step must not allocate them first.
+    if count > MAX_RANGE_VALUES:
+        raise InvalidInputError(
+            f"{where}axis {name!r}: the range {dict(values)} has {count:,} values; a range "
+            f"lists at most {MAX_RANGE_VALUES:,} (give a larger step)"
+        )
     return (start + step * np.arange(count)).tolist()
 
 
