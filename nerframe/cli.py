@@ -695,9 +695,12 @@ class _Interrupts:
         finally:
             signal.set_wakeup_fd(wakeup)
             signal.signal(signal.SIGINT, previous)
-            self._write.close()  # ends the watcher
-            watcher.join()
-            self._read.close()
+            # After a Ctrl-C the watcher ends the process at the deadline, however long
+            # the interpreter's own exit takes (torch's, for one, takes seconds).
+            if not self.interrupted:
+                self._write.close()  # ends the watcher
+                watcher.join()
+                self._read.close()
 
     def _raise(self, signum: int, frame: FrameType | None) -> None:
         if not self.interrupted:
@@ -713,19 +716,21 @@ class _Interrupts:
         select.select([self._read], [], [], INTERRUPT_GRACE_S)
         self.end(hard=True)
 
-    def end(self, *, hard: bool = False) -> bool:
-        """Report the interruption, once; with `hard`, also remove the temporary files
-        being written and end the process at once. False if it was reported already."""
-        if not self._finished.acquire(blocking=False):
-            return False
-        sys.stderr.write("error: interrupted\n")
+    def end(self, *, hard: bool = False) -> None:
+        """Report the interruption, unless it was reported or the command ended by itself;
+        with `hard`, also remove the temporary files being written and end the process
+        at once (status 130 if it was interrupted)."""
+        first = self._finished.acquire(blocking=False)
+        if first:
+            sys.stderr.write("error: interrupted\n")
         if hard:
             from nerframe.atomic import remove_temporaries
 
             remove_temporaries()
-            sys.stderr.flush()
+            with contextlib.suppress(Exception):
+                sys.stdout.flush()
+                sys.stderr.flush()
             os._exit(130)
-        return True
 
     def finish(self) -> None:
         """The command ended by itself: the watcher must not end it again."""
@@ -761,9 +766,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                     status = _run(argv, interrupts)
                 finally:
                     interrupts.finish()
-        except KeyboardInterrupt:
+        except KeyboardInterrupt:  # a Ctrl-C that came as the command ended
+            interrupts.end()
             status = 130
-        return status
+    if interrupts.interrupted:
+        # Unwound and reported: end now, as the interpreter's own exit can hold the
+        # process for seconds (torch's does) past the Ctrl-C deadline.
+        interrupts.end(hard=True)
+    return status
 
 
 def _run(argv: Sequence[str] | None, interrupts: _Interrupts) -> int:
