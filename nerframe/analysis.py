@@ -43,7 +43,15 @@ from nerframe.hardware import BUILTIN, accelerator, accelerator_table, module_ta
 from nerframe.progress import Progress
 from nerframe.rooflines import PRESETS, is_preset, roofline, system
 from nerframe.scheduling import Mapped, module_busy, schedule_mapped, unmapped_summary
-from nerframe.store import check_name, is_analysis, locked, write_manifest, write_table
+from nerframe.store import (
+    check_name,
+    folder_path,
+    foreign_entries,
+    is_analysis,
+    locked,
+    write_manifest,
+    write_table,
+)
 from nerframe.trace.compare import compare_on_host
 from nerframe.trace.ingest import TracedGraph
 
@@ -154,7 +162,7 @@ def analyze(
             pairs.append((g, accel))
     for accel in loaded.values():
         check_name("accelerator", accel.name)
-    target = Path(output)
+    target = folder_path(output)
     with locked(target):
         _check_replaceable(target)
         try:
@@ -186,13 +194,30 @@ def analyze(
 
 
 def _check_replaceable(target: Path) -> None:
-    """Refuse to replace anything but an empty folder or an earlier analysis store."""
+    """Refuse to replace anything but an empty folder or an earlier analysis store
+    holding only what nerframe wrote, and never the current folder or one above it
+    (the store is replaced whole, and a shell left in it would sit in a removed folder)."""
+    here = Path.cwd().resolve()
+    if target.resolve() == here or target.resolve() in here.parents:
+        raise StoreError(
+            f"{target}: is the current folder or holds it; analyze replaces its -o folder "
+            "whole, so name a folder below it (e.g. -o nerframe-out)",
+            str(target),
+        )
     if target.exists() and not target.is_dir():
         raise StoreError(f"{target}: exists and is not a folder; not replacing it", str(target))
     if target.is_dir() and any(target.iterdir()) and not is_analysis(target):
         raise StoreError(
             f"{target}: exists and is not a nerframe result store of analyze (a sweep store "
             "or other files); not replacing it, choose another -o folder",
+            str(target),
+        )
+    if target.is_dir() and any(target.iterdir()) and (foreign := foreign_entries(target)):
+        more = f" and {len(foreign) - 5} more" if len(foreign) > 5 else ""
+        shown = ", ".join(foreign[:5]) + more
+        raise StoreError(
+            f"{target}: an earlier store of analyze that also holds files nerframe did not "
+            f"write ({shown}); not replacing it, move them or choose another -o folder",
             str(target),
         )
 

@@ -22,9 +22,36 @@ import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
+# The temporaries being written now, for a process that must end at once (a second
+# Ctrl-C, or one that work in a library did not let through in time): see
+# `remove_temporaries`.
+_LIVE: set[Path] = set()
+
 
 def _sibling(target: Path) -> Path:
     return target.with_name(f".{target.name}.{secrets.token_hex(6)}.tmp")
+
+
+def remove_temporaries() -> None:
+    """Remove every temporary file and folder being written now, for a process about
+    to end without unwinding (`os._exit`): it leaves no partial output behind.
+
+    >>> import tempfile
+    >>> target = Path(tempfile.mkdtemp()) / "out.txt"
+    >>> try:
+    ...     with atomic_path(target) as tmp:
+    ...         remove_temporaries()
+    ...         print(tmp.exists())
+    ... except FileNotFoundError:  # nothing is left to rename into place
+    ...     print(target.exists())
+    False
+    False
+    """
+    for path in list(_LIVE):
+        if path.is_dir():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
 
 
 @contextlib.contextmanager
@@ -45,10 +72,12 @@ def atomic_path(target: str | Path) -> Iterator[Path]:
     tmp = _sibling(target)
     try:
         os.close(os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
+        _LIVE.add(tmp)
         try:
             yield tmp
             os.replace(tmp, target)
         finally:
+            _LIVE.discard(tmp)
             tmp.unlink(missing_ok=True)
     except OSError as e:
         # The user knows the file by its final name, not the hidden temporary one.
@@ -80,6 +109,7 @@ def atomic_folder(target: str | Path) -> Iterator[Path]:
     target.parent.mkdir(parents=True, exist_ok=True)
     building = _sibling(target)
     building.mkdir()
+    _LIVE.add(building)
     old = _sibling(target)
     try:
         yield building
@@ -87,5 +117,6 @@ def atomic_folder(target: str | Path) -> Iterator[Path]:
             target.rename(old)
         building.rename(target)
     finally:
+        _LIVE.discard(building)
         shutil.rmtree(building, ignore_errors=True)
         shutil.rmtree(old, ignore_errors=True)

@@ -32,6 +32,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from numbers import Integral
 from pathlib import Path
 
 import polars as pl
@@ -372,6 +373,9 @@ def pipeline(
         )
     if model not in MODELS:
         raise NerframeError(f"unknown workload model {model!r}; choose realistic or spec")
+    for option, value in (("rays", rays), ("samples", samples), ("gaussians", gaussians)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, Integral)):
+            raise InvalidInputError(f"pipeline: {option} must be an integer, got {value!r}", option)
     spec = PIPELINES.get(name)
     if spec is None:
         raise NerframeError(

@@ -15,17 +15,23 @@ from __future__ import annotations
 import argparse
 import contextlib
 import math
+import os
+import select
+import signal
+import socket
 import sys
+import threading
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from types import FrameType
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 import polars as pl
 
 from nerframe.builtin_pipelines import MODELS
 from nerframe.errors import NerframeError
 from nerframe.output import FORMATS, emit, format_value, printable, to_text, wide
-from nerframe.progress import interrupt_at_steps
 
 if TYPE_CHECKING:
     from nerframe.accelerator_model import Accelerator
@@ -44,9 +50,12 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _workload(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--rays", type=int, metavar="B", help="rays (pixels) per batch [4096]")
-    p.add_argument("--samples", type=int, metavar="N", help="samples per ray [64; icarus 192]")
-    p.add_argument("--gaussians", type=int, metavar="G", help="Gaussians in the scene [1000000]")
+    # The defaults depend on the pipeline and the workload model: 'nerframe pipelines'
+    # lists them, so the help names no number that is wrong for most pipelines.
+    default = "[the pipeline's, as 'nerframe pipelines --model M' lists]"
+    p.add_argument("--rays", type=int, metavar="B", help=f"rays (pixels) per batch {default}")
+    p.add_argument("--samples", type=int, metavar="N", help=f"samples per ray {default}")
+    p.add_argument("--gaussians", type=int, metavar="G", help=f"Gaussians in the scene {default}")
     _scene(p)
     p.add_argument("--fine", action="store_true", help="expand composites into their stages")
     _model(p)
@@ -411,6 +420,8 @@ def _sweep_data(args: argparse.Namespace) -> dict[str, Any]:
                 number = float(value)
             except ValueError:
                 raise NerframeError(f"--{flag} expects FIGURE=VALUE, got {text!r}") from None
+            if math.isnan(number):
+                raise NerframeError(f"--{flag} {name}: a bound is a number, got {value!r}")
             previous = limits.get(name, {})
             limits[name] = {**(previous if isinstance(previous, dict) else {"max": previous})}
             limits[name][flag] = number
@@ -509,29 +520,29 @@ def cmd_roofline(args: argparse.Namespace) -> None:
     from nerframe.costing import costs
     from nerframe.rooflines import roofline
 
+    suffix = args.output.suffix.lower()
+    tables, charts = (".csv", ".json", ".parquet", ".txt"), (".png", ".svg", ".html")
+    if suffix not in (*tables, *charts):
+        raise NerframeError(
+            f"{args.output}: unknown output format {suffix!r}; use {', '.join(charts)} for the "
+            f"chart, or {', '.join(tables)} for its table"
+        )
     graphs = [_graph(args, name) for name in args.pipelines]
     names = args.system or ["A100"] + [
         a for g in graphs if g.name in PIPELINES for a in PIPELINES[g.name].native
     ]
     table = pl.concat([costs(g.ops) for g in graphs])
     result = roofline(table, list(dict.fromkeys(names)))
-    if args.output.suffix.lower() in (".csv", ".json", ".parquet", ".txt"):
+    if suffix in tables:
         emit(result, None, args.output)
     else:
         save_chart(roofline_chart(result), args.output)
 
 
 def cmd_query(args: argparse.Namespace) -> None:
-    import warnings
-
-    from nerframe.errors import NerframeWarning
     from nerframe.sql import query
 
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", NerframeWarning)
-        table = query(args.query, args.store)
-    _warn([str(w.message) for w in caught if issubclass(w.category, NerframeWarning)])
-    emit(table, args.format, args.output)
+    emit(query(args.query, args.store), args.format, args.output)
 
 
 def cmd_report(args: argparse.Namespace) -> None:
@@ -828,18 +839,135 @@ def _add_wide(p: argparse.ArgumentParser) -> None:
         )
 
 
+# Ctrl-C: the first raises KeyboardInterrupt in the main thread, so that the command
+# unwinds (its temporary files removed, its store unlocked). Work inside a library
+# (a numba kernel, a DuckDB query, a polars collect) can hold that off, so the
+# process ends on its own this long after the first Ctrl-C, or at a second one.
+INTERRUPT_GRACE_S = 0.6
+
+
+class _Interrupts:
+    """The command line's Ctrl-C policy (see `INTERRUPT_GRACE_S`), installed by `main`.
+
+    The kernel's signal handler writes to a wake-up socket at once, whatever the
+    main thread is doing, so a watcher thread can end the process in time; Python
+    runs the handler that raises KeyboardInterrupt only between bytecodes."""
+
+    def __init__(self) -> None:
+        self.interrupted = False
+        self._finished = threading.Lock()  # held by whoever ends the command
+        self._read, self._write = socket.socketpair()
+        self._write.setblocking(False)
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[None]:
+        if threading.current_thread() is not threading.main_thread():
+            yield  # signal handlers belong to the main thread; elsewhere Ctrl-C is Python's
+            return
+        previous = signal.signal(signal.SIGINT, self._raise)
+        wakeup = signal.set_wakeup_fd(self._write.fileno(), warn_on_full_buffer=False)
+        watcher = threading.Thread(target=self._watch, daemon=True)
+        watcher.start()
+        try:
+            yield
+        finally:
+            signal.set_wakeup_fd(wakeup)
+            signal.signal(signal.SIGINT, previous)
+            # After a Ctrl-C the watcher ends the process at the deadline, however long
+            # the interpreter's own exit takes (torch's, for one, takes seconds).
+            if not self.interrupted:
+                self._write.close()  # ends the watcher
+                watcher.join()
+                self._read.close()
+
+    def _raise(self, signum: int, frame: FrameType | None) -> None:
+        if not self.interrupted:
+            self.interrupted = True
+            raise KeyboardInterrupt
+
+    def _watch(self) -> None:
+        while (data := self._read.recv(64)) and signal.SIGINT not in data:
+            pass  # another signal with a Python handler
+        if not data:
+            return  # the command is over
+        # A second Ctrl-C, or the grace period over: end now.
+        select.select([self._read], [], [], INTERRUPT_GRACE_S)
+        self.end(hard=True)
+
+    def end(self, *, hard: bool = False) -> None:
+        """Report the interruption, unless it was reported or the command ended by itself;
+        with `hard`, also remove the temporary files being written and end the process
+        at once (status 130 if it was interrupted)."""
+        first = self._finished.acquire(blocking=False)
+        if first:
+            sys.stderr.write("error: interrupted\n")
+        if hard:
+            from nerframe.atomic import remove_temporaries
+
+            remove_temporaries()
+            with contextlib.suppress(Exception):
+                sys.stdout.flush()
+                sys.stderr.flush()
+            os._exit(130)
+
+    def finish(self) -> None:
+        """The command ended by itself: the watcher must not end it again."""
+        self._finished.acquire(blocking=False)
+
+
+def _show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: TextIO | None = None,
+    line: str | None = None,
+) -> None:
+    """`warnings.showwarning` on the command line: one ``warning: …`` line, without
+    the file and source line Python's own adds."""
+    text = " ".join(part.strip() for part in str(message).splitlines() if part.strip())
+    (file or sys.stderr).write(f"warning: {text}\n")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
+    interrupts = _Interrupts()
+    with warnings.catch_warnings():
+        warnings.showwarning = _show_warning
+        # nerframe's warnings are about this run's results: every one is shown.
+        from nerframe.errors import NerframeWarning
+
+        warnings.simplefilter("always", NerframeWarning)
+        try:
+            with interrupts.installed():
+                try:
+                    status = _run(argv, interrupts)
+                finally:
+                    interrupts.finish()
+        except KeyboardInterrupt:  # a Ctrl-C that came as the command ended
+            interrupts.end()
+            status = 130
+    if interrupts.interrupted:
+        # Unwound and reported: end now, as the interpreter's own exit can hold the
+        # process for seconds (torch's does) past the Ctrl-C deadline.
+        interrupts.end(hard=True)
+    return status
+
+
+def _run(argv: Sequence[str] | None, interrupts: _Interrupts) -> int:
     try:
         args = parser().parse_args(argv)
         run: Callable[[argparse.Namespace], None] = args.run
-        with interrupt_at_steps(), wide(args.wide):
+        with wide(args.wide):
             run(args)
     except KeyboardInterrupt:
         # Ctrl-C: temporary files are already removed on the way out.
-        sys.stderr.write("error: interrupted\n")
+        interrupts.end()
         return 130
     except NerframeError as e:
+        if interrupts.interrupted:  # the interrupt, as a library reported it
+            interrupts.end()
+            return 130
         # One line, whatever a library put into the message.
         message = " ".join(line.strip() for line in str(e).splitlines() if line.strip())
         sys.stderr.write(f"error: {printable(message)}\n")
@@ -847,8 +975,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
     except OSError as e:  # an unwritable output path, a full disk, ...
+        if interrupts.interrupted:
+            interrupts.end()
+            return 130
         sys.stderr.write(f"error: {e.filename or ''}: {e.strerror or e}\n")
         return 1
+    except BaseException:
+        # A library that caught Ctrl-C and raised its own error (a polars callback
+        # panics instead of unwinding): it is still the interrupt.
+        if interrupts.interrupted:
+            interrupts.end()
+            return 130
+        raise
     return 0
 
 

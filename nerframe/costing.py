@@ -107,8 +107,23 @@ def _view(array: pa.Array) -> object:
         return _buffer(array, np.uint8, whole=True), array.offset
     if pa.types.is_large_list(array.type):
         values = array.values
-        return array.offsets.to_numpy(), _buffer(values, values.type.to_pandas_dtype())
-    return _buffer(array, array.type.to_pandas_dtype())
+        return array.offsets.to_numpy(), _buffer(values, _numpy_type(values.type))
+    return _buffer(array, _numpy_type(array.type))
+
+
+def _numpy_type(kind: pa.DataType) -> np.dtype:
+    """The NumPy type of a fixed-width numeric Arrow type. Not `to_pandas_dtype`, which
+    needs pandas (not a dependency) in pyarrow before 26.
+
+    >>> _numpy_type(pa.int64()), _numpy_type(pa.uint8()), _numpy_type(pa.float64())
+    (dtype('int64'), dtype('uint8'), dtype('float64'))
+    """
+    if pa.types.is_integer(kind):
+        sign = "u" if pa.types.is_unsigned_integer(kind) else "i"
+        return np.dtype(f"{sign}{kind.bit_width // 8}")
+    if pa.types.is_floating(kind):
+        return np.dtype(f"f{kind.bit_width // 8}")
+    raise TypeError(f"no NumPy view of Arrow type {kind}")
 
 
 def _validity(array: pa.Array) -> np.ndarray:

@@ -245,6 +245,15 @@ def emit(
         sys.stdout.write(to_text(df, fmt or "table", totals, ratios=ratios))
         return
     path = Path(path)
+    if path.is_dir():
+        raise InvalidInputError(
+            f"{path}: is a folder; give a file name ending in {', '.join(_SUFFIXES)}", str(path)
+        )
+    if not fmt and not path.suffix:
+        raise InvalidInputError(
+            f"{path}: a table file's name ends in {', '.join(_SUFFIXES)} (or give --format)",
+            str(path),
+        )
     if not fmt and path.suffix.lower() not in _SUFFIXES:
         raise InvalidInputError(
             f"{path}: unknown table format {path.suffix!r}; use {', '.join(_SUFFIXES)} "

@@ -134,7 +134,9 @@ def _load(store: Path) -> dict[str, pl.DataFrame]:
     parts = tables(store)
     if "schedule" not in parts and "summary" in parts:
         # A store whose pairs are all unmapped has no schedule rows at all.
-        statuses = pl.concat([pl.read_parquet(f, columns=["status"]) for f in parts["summary"]])
+        statuses = pl.concat(
+            [pl.read_parquet(f, columns=["status"], glob=False) for f in parts["summary"]]
+        )
         if not (statuses["status"] == "ok").any():
             parts["schedule"] = []
     missing = [t for t in REQUIRED if t not in parts]
@@ -158,11 +160,12 @@ def _load(store: Path) -> dict[str, pl.DataFrame]:
 def _read(files: list[Path]) -> pl.DataFrame:
     """The rows of a table's Parquet parts, in one read when they share a schema."""
     try:
-        return pl.read_parquet(files, hive_partitioning=False)
+        return pl.read_parquet(files, hive_partitioning=False, glob=False)
     except (pl.exceptions.SchemaError, pl.exceptions.ColumnNotFoundError):
         # Parts with other columns or types (written by another version): union them.
         return pl.concat(
-            [pl.read_parquet(f, hive_partitioning=False) for f in files], how="diagonal_relaxed"
+            [pl.read_parquet(f, hive_partitioning=False, glob=False) for f in files],
+            how="diagonal_relaxed",
         )
 
 

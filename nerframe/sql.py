@@ -29,10 +29,6 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _OVER_SWEEP = re.compile(r"\b(?:FROM|JOIN)\s+sweep\b", re.IGNORECASE)
 
 
-def _literal(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
-
-
 def connect(store: str | Path) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB connection with a view over the Parquet files of each table.
 
@@ -49,12 +45,11 @@ def connect(store: str | Path) -> duckdb.DuckDBPyConnection:
     # DuckDB's own progress bar writes to stdout, into the caller's table or pipe.
     con.execute("SET enable_progress_bar = false")
     for table, parts in tables(store).items():
-        files = ", ".join(_literal(str(p)) for p in parts)
         # graph and accelerator are real columns, so the hive folder names are not read.
-        con.execute(
-            f'CREATE VIEW "{table}" AS SELECT * FROM read_parquet([{files}], '
-            "union_by_name = true, hive_partitioning = false)"
+        relation = con.read_parquet(
+            [str(p) for p in parts], union_by_name=True, hive_partitioning=False
         )
+        relation.create_view(table)
     return con
 
 

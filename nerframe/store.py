@@ -22,14 +22,15 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import glob
 import json
 import os
 import re
 import shutil
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import filelock
 import polars as pl
 
 from nerframe.atomic import atomic_path
@@ -94,7 +95,9 @@ def write_manifest(store: str | Path, run: dict[str, object]) -> Path:
     store = Path(store)
     # One scan per table (the parts' columns need not agree to be counted).
     counts = {
-        table.name: pl.scan_parquet(parts, extra_columns="ignore", missing_columns="insert")
+        table.name: pl.scan_parquet(
+            parts, extra_columns="ignore", missing_columns="insert", glob=False
+        )
         .select(pl.len())
         .collect()
         .item()
@@ -160,86 +163,99 @@ def is_analysis(store: str | Path) -> bool:
     return isinstance(run, dict) and "pipelines" in run
 
 
+# What a store of analyze holds besides its tables: the report (`nerframe.report`),
+# and the temporary files of a write that was killed.
+_REPORT_FILES = {MANIFEST, "report.html", "summary.md"}
+_REPORT_IMAGES = {".png", ".svg"}
+_TEMPORARY = re.compile(r"\..+\.[0-9a-f]{12}\.tmp")
+
+
+def foreign_entries(store: str | Path) -> list[str]:
+    """The entries of the store of analyze at `store` that nerframe did not write
+    there (files a user put in it), by name; replacing the store would lose them.
+
+    >>> import nerframe, tempfile
+    >>> store = nerframe.analyze("neurex", "neurex", tempfile.mkdtemp() + "/s").store
+    >>> _ = (store / "notes.txt").write_text("mine")
+    >>> foreign_entries(store)
+    ['notes.txt']
+    """
+    rows = read_manifest(store).get("rows")
+    tables = set(rows) if isinstance(rows, dict) else set()
+    foreign = []
+    for entry in sorted(Path(store).iterdir()):
+        if entry.is_dir():
+            ours = entry.name in tables or (
+                entry.name == "charts"
+                and all(p.is_file() and p.suffix in _REPORT_IMAGES for p in entry.iterdir())
+            )
+        else:
+            ours = entry.name in _REPORT_FILES or bool(_TEMPORARY.fullmatch(entry.name))
+        if not ours:
+            foreign.append(entry.name)
+    return foreign
+
+
+def folder_path(target: str | Path) -> Path:
+    """`target` as a path that names the folder of a store: as given, or absolute
+    where it has no name of its own (``.``, ``..``, an empty string), so that ``-o .``
+    means "here". The file system's root cannot hold a store (its lock and
+    temporary folders go beside it).
+
+    >>> folder_path("runs/s").as_posix(), folder_path(".") == Path.cwd()
+    ('runs/s', True)
+    >>> try:
+    ...     folder_path("/")
+    ... except InvalidInputError as e:
+    ...     print(e)
+    /: the root folder cannot hold a store; name a folder below it
+    """
+    path = Path(target)
+    if path.name in ("", ".."):
+        path = Path(os.path.abspath(path))
+    if not path.name:
+        raise InvalidInputError(
+            f"{target}: the root folder cannot hold a store; name a folder below it", str(target)
+        )
+    return path
+
+
 @contextlib.contextmanager
 def locked(target: str | Path) -> Iterator[None]:
     """Hold the lock of the store at `target` (a ``.NAME.lock`` file beside it).
 
     A second run into the same store while the lock is held is refused with a
-    `StoreError`. A lock left by a killed process (its pid no longer runs) is
-    taken over, and the temporary folders that process left beside the store
-    are removed.
+    `StoreError`. The lock is the kernel's (`filelock`, ``flock``): it is released
+    when the process ends however it ends, so a killed run never leaves a stale
+    lock. Taking it also removes the temporary folders a killed run left beside
+    the store. The empty lock file stays: removing it would let a run that opened
+    it just before lock a file nobody else sees.
 
     >>> import tempfile
     >>> with locked(tempfile.mkdtemp() + "/store"):
     ...     pass
     """
-    target = Path(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    lock = target.with_name(f".{target.name}.lock")
-    for _ in range(2):
-        try:
-            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666)
-        except FileExistsError:
-            if _holder_alive(lock):
-                raise StoreError(
-                    f"{target}: another nerframe run is writing this store "
-                    f"(lock {lock.name}); wait for it to finish",
-                    str(target),
-                ) from None
-            lock.unlink(missing_ok=True)
-            continue
-        break
-    else:
-        raise StoreError(f"{target}: could not take the lock {lock.name}", str(target))
+    path = folder_path(target)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock = filelock.FileLock(path.with_name(f".{path.name}.lock"), timeout=0)
     try:
-        os.write(fd, str(os.getpid()).encode())
-        os.close(fd)
+        lock.acquire()
+    except filelock.Timeout:
+        raise StoreError(
+            f"{path}: another nerframe run is writing this store "
+            f"(lock .{path.name}.lock); wait for it to finish",
+            str(path),
+        ) from None
+    try:
         # Left by a run that was killed: nobody else writes beside this store now.
-        for leftover in target.parent.glob(f".{glob_escape(target.name)}.*.tmp"):
+        for leftover in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):
             if leftover.is_dir():
                 shutil.rmtree(leftover, ignore_errors=True)
             else:
                 leftover.unlink(missing_ok=True)
         yield
     finally:
-        lock.unlink(missing_ok=True)
-
-
-def glob_escape(name: str) -> str:
-    """`name` with glob wildcards escaped, for `Path.glob`.
-
-    >>> glob_escape("a*b[1]")
-    'a[*]b[[]1]'
-    """
-    return re.sub(r"([*?\[])", r"[\1]", name)
-
-
-# A run writes its pid into the lock right after creating it; a lock still without
-# a pid this much later was left by a run killed in between.
-_UNWRITTEN_LOCK_S = 10.0
-
-
-def _holder_alive(lock: Path) -> bool:
-    try:
-        text = lock.read_text().strip()
-        age = time.time() - lock.stat().st_mtime
-    except FileNotFoundError:
-        return False
-    except OSError:
-        return True
-    try:
-        pid = int(text or "0")
-    except ValueError:
-        pid = 0
-    if pid <= 0:
-        return age < _UNWRITTEN_LOCK_S  # being written this instant: held
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+        lock.release()
 
 
 def tables(store: str | Path) -> dict[str, list[Path]]:

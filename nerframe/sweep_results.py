@@ -327,4 +327,4 @@ def warn_infeasible_store(con: object, what: str, constraints: Constraints | Non
 def store_parts(store: str | Path) -> Iterable[pl.DataFrame]:
     """The rows of a sweep store, one Parquet part at a time."""
     for part in tables(store).get(TABLE, []):
-        yield pl.read_parquet(part)
+        yield pl.read_parquet(part, glob=False)

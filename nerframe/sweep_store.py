@@ -33,21 +33,22 @@ import hashlib
 import itertools
 import json
 import queue
+import shutil
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
 import polars as pl
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from nerframe.atomic import atomic_path
 from nerframe.errors import NerframeError, StoreError
-from nerframe.kernels.sweep_chunk import FLOAT_ROWS, result_matrices
-from nerframe.parquet_parts import PartFile
+from nerframe.kernels.sweep_chunk import FLOAT_ROWS, INT_ROWS, result_matrices
 from nerframe.progress import Progress
-from nerframe.store import locked, read_manifest, write_manifest
+from nerframe.store import MANIFEST, folder_path, locked, read_manifest, write_manifest
 from nerframe.sweep_specs import SweepSpec, spec_identity
 from nerframe.sweeps import Evaluator, Matrices, Task, tasks
 
@@ -84,9 +85,29 @@ def _table(frame: pl.DataFrame) -> pa.Table:
     return pa.Table.from_arrays(table.columns, schema=schema)
 
 
+# Result columns take a new value in most rows; the others (labels, the workload and
+# the grid's axes, batches) hold a few values each, and go through a dictionary.
+_MANY_VALUED = {*INT_ROWS, *FLOAT_ROWS, "feasible"}
+
+
+def _part_writer(sink: str | Path | IO[bytes], schema: pa.Schema) -> pq.ParquetWriter:
+    """A Parquet writer of sweep parts into `sink`: dictionary-encoded columns only
+    where values repeat, ``config`` (integers in steps of one) as
+    DELTA_BINARY_PACKED, nothing compressed and no statistics (result columns are
+    unsorted within a part, so readers could skip little by them)."""
+    return pq.ParquetWriter(
+        sink,
+        schema,
+        use_dictionary=[name for name in schema.names if name not in _MANY_VALUED],
+        column_encoding={"config": "DELTA_BINARY_PACKED"} if "config" in schema.names else None,
+        compression="none",
+        write_statistics=False,
+    )
+
+
 def encode_part(frame: pl.DataFrame, sink: str | Path | IO[bytes]) -> None:
-    """Write the rows of one chunk as a Parquet part into `sink` (see
-    `nerframe.parquet_parts` for how).
+    """Write the rows of one chunk as a Parquet part into `sink` (see `_part_writer`),
+    in `row_groups`.
 
     >>> import io
     >>> buffer = io.BytesIO()
@@ -95,16 +116,15 @@ def encode_part(frame: pl.DataFrame, sink: str | Path | IO[bytes]) -> None:
     [(0, 30.0), (1, None)]
     """
     table = _table(frame)
-    with contextlib.ExitStack() as stack:
-        if isinstance(sink, str | Path):
-            sink = stack.enter_context(open(sink, "wb"))
-        with PartFile(sink, table.schema) as part:
-            _write_groups(part, table)
+    with _part_writer(sink, table.schema) as part:
+        _write_groups(part, table)
 
 
-def _write_groups(part: PartFile, table: pa.Table) -> None:
+def _write_groups(part: pq.ParquetWriter, table: pa.Table) -> None:
+    """`table` as row groups of `part`, one per range of `row_groups` (so that the
+    same rows give the same groups, whether they come at once or a group at a time)."""
     for start, stop in row_groups(table.num_rows):
-        part.write(table.slice(start, stop - start))
+        part.write_table(table.slice(start, stop - start), row_group_size=stop - start)
 
 
 def write_part(path: Path, frame: pl.DataFrame) -> None:
@@ -138,8 +158,8 @@ def write_store(
     `evaluate` reuses an evaluator of `spec` for the local backend. The store is locked
     while it is written: a second run into it meanwhile is refused (`StoreError`)."""
     identity = spec_identity(spec)
-    store = Path(store)
-    with locked(store):
+    store = folder_path(store)
+    with locked(store), _kept_once_written(store):
         every = list(tasks(spec))
         _open(store, identity, len(every))
         names = graph_names(spec)
@@ -174,7 +194,26 @@ def write_store(
                         if progress is not None:
                             progress.advance(frame.height)
         write_manifest(store, {"sweep": identity, "complete": True, "chunks": len(every)})
-    return pl.scan_parquet(paths, hive_partitioning=False)
+    return pl.scan_parquet(paths, hive_partitioning=False, glob=False)
+
+
+@contextlib.contextmanager
+def _kept_once_written(store: Path) -> Iterator[None]:
+    """A store this run starts is removed again if the run stops (an error, Ctrl-C)
+    before it wrote a part: it would hold nothing but a manifest. An empty folder the
+    user made is left, empty; a store resumed is never touched."""
+    existed = store.exists()
+    fresh = not existed or not any(store.iterdir())
+    try:
+        yield
+    except BaseException:
+        if fresh and not any((store / TABLE).rglob("*.parquet")):
+            if existed:
+                (store / MANIFEST).unlink(missing_ok=True)
+                shutil.rmtree(store / TABLE, ignore_errors=True)
+            else:
+                shutil.rmtree(store, ignore_errors=True)
+        raise
 
 
 def _open(store: Path, identity: dict[str, Any], chunks: int) -> None:
@@ -255,7 +294,7 @@ class _Writer:
         self._done: queue.Queue[Matrices] = queue.Queue()
         self._free: list[Matrices] = []
         self._error: BaseException | None = None
-        self._part: tuple[contextlib.ExitStack, PartFile] | None = None
+        self._part: tuple[contextlib.ExitStack, pq.ParquetWriter] | None = None
         self._thread = threading.Thread(target=self._work, daemon=True)
         self._thread.start()
 
@@ -282,7 +321,7 @@ class _Writer:
             with contextlib.ExitStack() as stack:
                 tmp = stack.enter_context(atomic_path(path))
                 part = stack.enter_context(
-                    PartFile(stack.enter_context(_created(tmp)), table.schema)
+                    _part_writer(stack.enter_context(_created(tmp)), table.schema)
                 )
                 self._part = (stack.pop_all(), part)
         stack, part = self._part

@@ -412,6 +412,12 @@ def run(
             f"{IN_MEMORY_ROWS * _ROW_BYTES / 1e9:.0f} GB): give output= to write a store, "
             "whose LazyFrame is read part by part (or shrink the grid)"
         )
+    if scheduler is not None and backend != "dask":
+        raise InvalidInputError(
+            f"a scheduler ({scheduler}) is the address of a Dask scheduler: use it with the "
+            "dask backend (--backend dask), or leave it out",
+            "scheduler",
+        )
     evaluate = Evaluator(spec)
     for index in range(len(spec.graphs)):  # an unmappable graph fails before any work
         evaluate.mapped(index, 0)

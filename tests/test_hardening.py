@@ -254,7 +254,7 @@ def test_a_second_run_into_a_locked_store_is_refused(tmp_path: Path) -> None:
         assert "another nerframe run is writing this store" in line
     assert not store.exists()
     nerframe.analyze(["neurex"], output=store, report=False)  # free again
-    assert (store / "store.json").exists() and not (tmp_path / ".out.lock").exists()
+    assert (store / "store.json").exists()
 
 
 def test_a_second_sweep_into_a_locked_store_is_refused(tmp_path: Path) -> None:
@@ -271,7 +271,7 @@ def test_a_second_sweep_into_a_locked_store_is_refused(tmp_path: Path) -> None:
     written = nerframe.sweep("neurex", "neurex", grid, output=store)  # free again
     assert isinstance(written, pl.LazyFrame)
     rows = written.collect()
-    assert rows.height == 2 and not (tmp_path / ".s.lock").exists()
+    assert rows.height == 2
 
 
 def test_stale_lock_and_temporary_stores_of_a_killed_run_are_cleaned_up(tmp_path: Path) -> None:
@@ -282,7 +282,9 @@ def test_stale_lock_and_temporary_stores_of_a_killed_run_are_cleaned_up(tmp_path
     (leftover / "summary").mkdir(parents=True)
     (tmp_path / ".other.0123456789ab.tmp").mkdir()  # another store's: not ours to remove
     nerframe.analyze(["neurex"], output=tmp_path / "out", report=False)
-    assert sorted(p.name for p in tmp_path.iterdir()) == [".other.0123456789ab.tmp", "out"]
+    # the lock file stays (empty, held by nobody): see nerframe.store.locked
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names == [".other.0123456789ab.tmp", ".out.lock", "out"]
 
 
 def test_errors_name_the_store_not_its_temporary_folder(
@@ -684,18 +686,6 @@ def test_a_skip_that_is_not_optional_fails_the_run(tmp_path: Path) -> None:
     assert done.returncode == 1, done.stdout
     assert "1 failed, 1 skipped" in done.stdout
     assert "unexpected skip (reason must start with 'optional: '): fixture missing" in done.stdout
-
-
-def test_a_lock_without_a_pid_is_held_only_briefly(tmp_path: Path) -> None:
-    # A run killed between creating its lock and writing its pid into it.
-    lock = tmp_path / ".out.lock"
-    lock.touch()
-    with pytest.raises(nerframe.StoreError, match="another nerframe run is writing"):
-        nerframe.analyze(["neurex"], output=tmp_path / "out", report=False)
-    an_hour_ago = lock.stat().st_mtime - 3600
-    os.utime(lock, (an_hour_ago, an_hour_ago))
-    nerframe.analyze(["neurex"], output=tmp_path / "out", report=False)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
 
 
 def test_stores_of_the_other_kind_are_named_as_such(tmp_path: Path) -> None:

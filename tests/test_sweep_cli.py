@@ -122,11 +122,12 @@ def test_query_warns_about_an_incomplete_sweep(tmp_path: Path, capsys) -> None:
 
 
 def test_progress_bar_line_and_terminal_only(monkeypatch) -> None:
-    bar = Progress(4_000_000, "sweep", "configs", stream=io.StringIO(), enabled=True)
-    assert bar.line(1_000_000, 4.0) == (
-        "sweep [#####               ]  25%  1,000,000/4,000,000 configs  250k configs/s  ETA 12s"
-    )
-    assert bar.line(0, 0.0).endswith("0 configs/s  ETA ?")
+    drawn = io.StringIO()
+    with Progress(4_000_000, "sweep", "configs", stream=drawn, enabled=True) as bar:
+        bar.advance(1_000_000)
+    line = drawn.getvalue().split("\r")[-1]
+    assert line.startswith("sweep [#####               ]  25%  1,000,000/4,000,000 configs  ")
+    assert "configs/s  ETA " in line
     assert Progress(10, "x", "u", stream=io.StringIO()).enabled is False
 
     class Terminal(io.StringIO):

@@ -1,4 +1,5 @@
-"""Parquet parts written by copying columns: every reader reads back what was written."""
+"""Sweep parts (pyarrow's ParquetWriter with per-column choices): every reader reads back
+what was written, each column encoded as chosen, the same rows in the same bytes."""
 
 from __future__ import annotations
 
@@ -12,8 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from nerframe.parquet_parts import PartFile
-from nerframe.sweep_store import _table
+from nerframe.sweep_store import _part_writer, _table, encode_part
 
 ROWS = 30_000
 GROUPS = [(0, 7), (7, 12_000), (12_000, ROWS)]
@@ -52,9 +52,9 @@ def _frame() -> pl.DataFrame:
 def _part(frame: pl.DataFrame) -> bytes:
     table = _table(frame)  # sweep parts: only their figures are nullable
     buffer = io.BytesIO()
-    with PartFile(buffer, table.schema) as part:
+    with _part_writer(buffer, table.schema) as part:
         for start, stop in GROUPS:
-            part.write(table.slice(start, stop - start))
+            part.write_table(table.slice(start, stop - start), row_group_size=stop - start)
     return buffer.getvalue()
 
 
@@ -76,7 +76,7 @@ def test_pyarrow_polars_and_duckdb_read_back_what_was_written(tmp_path) -> None:
     assert [meta.row_group(g).num_rows for g in range(meta.num_row_groups)] == [7, 11_993, 18_000]
 
 
-def test_columns_with_few_runs_go_through_a_dictionary_steps_as_deltas_others_are_copied(
+def test_labels_and_axes_go_through_a_dictionary_config_as_deltas_results_plain(
     tmp_path,
 ) -> None:
     path = tmp_path / "part.parquet"
@@ -85,30 +85,34 @@ def test_columns_with_few_runs_go_through_a_dictionary_steps_as_deltas_others_ar
     columns = {group.column(c).path_in_schema: group.column(c) for c in range(group.num_columns)}
     encoded = {
         name: "dictionary"
-        if "RLE_DICTIONARY" in column.encodings
+        if "RLE_DICTIONARY" in column.encodings or "PLAIN_DICTIONARY" in column.encodings
         else "delta"
         if "DELTA_BINARY_PACKED" in column.encodings
         else "plain"
         for name, column in columns.items()
     }
+    # The result columns of a sweep (kernels.sweep_chunk's INT_ROWS and FLOAT_ROWS,
+    # and feasible) are plain; of those, _frame has fps, area_mm2, peak_tflops.
     assert encoded == {
         "graph": "dictionary",
         "bottleneck_module": "dictionary",
         "rays": "dictionary",
-        "frequency_mhz": "plain",  # a run in 10 rows: more than one in 16
-        "batches": "dictionary",  # 400 values: indices of 9 bits
+        "frequency_mhz": "dictionary",
+        "batches": "dictionary",
         "count": "dictionary",
         "config": "delta",
-        "cycles": "plain",
-        "single": "plain",  # in steps but for its last value
+        "cycles": "dictionary",  # not a result column of a sweep: chosen by name
+        "single": "dictionary",
         "zero": "dictionary",
         "fps": "plain",
-        "area_mm2": "plain",  # no values: an empty plain page
-        "peak_tflops": "dictionary",
+        "area_mm2": "plain",
+        "peak_tflops": "plain",
         "feasible": "plain",
     }
-    assert columns["cycles"].total_compressed_size < 18_000 * 8 + 64  # as they lie, a header
-    assert columns["config"].total_compressed_size < 18_000 // 128 * 5 + 64
+    assert {columns[c].compression for c in columns} == {"UNCOMPRESSED"}
+    assert not any(columns[c].is_stats_set for c in columns)
+    # config, 0, -3, -6, ...: a few bytes per block of deltas
+    assert columns["config"].total_compressed_size < 18_000 // 4 + 64
 
 
 def test_the_same_rows_give_the_same_bytes_and_pyarrows_arrow_schema() -> None:
@@ -116,36 +120,16 @@ def test_the_same_rows_give_the_same_bytes_and_pyarrows_arrow_schema() -> None:
     data = _part(frame)
     assert _part(frame.clone()) == data
     stored = pq.read_metadata(io.BytesIO(data)).metadata[b"ARROW:schema"]
-    assert base64.b64decode(stored) == _table(frame).schema.serialize().to_pybytes()
+    assert pa.ipc.read_schema(pa.py_buffer(base64.b64decode(stored))).equals(
+        _table(frame).schema, check_metadata=True
+    )
 
 
-def test_a_page_over_the_format_s_limit_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    from nerframe import parquet_parts
+def test_a_part_s_row_groups_follow_row_groups(monkeypatch: pytest.MonkeyPatch) -> None:
+    from nerframe import sweep_store
 
-    monkeypatch.setattr(parquet_parts, "_PAGE_BYTES", 8 * 1000)
-    schema = pa.schema([pa.field("config", pa.int64(), nullable=False)])
-    table = pa.table({"config": np.arange(1001) * 7919 % 10007}, schema=schema)
-    with pytest.raises(ValueError, match="a page of 8,008 bytes: write fewer rows at a time"):
-        PartFile(io.BytesIO(), table.schema).write(table)
-
-
-def test_columns_a_part_cannot_hold_are_named() -> None:
+    monkeypatch.setattr(sweep_store, "ROW_GROUP", 10_000)
     buffer = io.BytesIO()
-    table = pa.table({"when": pa.array([1], pa.date32())})
-    with pytest.raises(TypeError, match="when: a part holds no date32"):
-        PartFile(buffer, table.schema).write(table)
-    required = pa.schema([pa.field("config", pa.int64(), nullable=False)])
-    with pytest.raises(ValueError, match="config: a required column holds nulls"):
-        PartFile(buffer, required).write(pa.table({"config": [1, None]}, schema=required))
-    with pytest.raises(ValueError, match="rows of another schema than the file's"):
-        PartFile(buffer, required).write(pa.table({"config": pa.array([1], pa.int32())}))
-
-
-def test_a_part_is_closed_once() -> None:
-    buffer = io.BytesIO()
-    table = pa.table({"config": [1, 2]})
-    with PartFile(buffer, table.schema) as part:
-        part.write(table)
-        part.close()
-    assert pq.read_table(buffer).to_pydict() == {"config": [1, 2]}
-    assert buffer.getvalue().count(b"PAR1") == 2
+    encode_part(_frame(), buffer)
+    meta = pq.read_metadata(io.BytesIO(buffer.getvalue()))
+    assert [meta.row_group(g).num_rows for g in range(meta.num_row_groups)] == [10_000] * 3
