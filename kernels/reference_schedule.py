@@ -87,9 +87,7 @@ def fold_cycles(rows: int, cols: int, dataflow: str, streamed: int) -> int:
     return last_event + 1
 
 
-def gemm_cycles_by_folds(
-    m: int, k: int, n: int, rows: int, cols: int, dataflow: str
-) -> int:
+def gemm_cycles_by_folds(m: int, k: int, n: int, rows: int, cols: int, dataflow: str) -> int:
     """Cycles of an M x K x N GEMM: its folds, one after another, enumerated."""
     spatial, streamed = {
         "os": ((m, n), k),
@@ -235,6 +233,7 @@ def schedule_configs(
 
     def per_module(values: np.ndarray | None, c: int) -> list | None:
         return None if values is None else np.asarray(values[c]).tolist()
+
     one_graph = Graph(
         preds=[
             [int(p) for p in graph.pred_idx[pred_ptr[op] : pred_ptr[op + 1]]] for op in range(n)
@@ -247,8 +246,7 @@ def schedule_configs(
         work=np.asarray(ops.work, np.float64).tolist(),
         bytes_total=np.asarray(ops.bytes_total, np.float64).tolist(),
         gemms=[
-            [(m, k, n) for m, k, n in gemm_rows[gemm_ptr[op] : gemm_ptr[op + 1]]]
-            for op in range(n)
+            [(m, k, n) for m, k, n in gemm_rows[gemm_ptr[op] : gemm_ptr[op + 1]]] for op in range(n)
         ],
     )
     schedules = [

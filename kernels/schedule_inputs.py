@@ -46,8 +46,8 @@ class OpArrays(NamedTuple):
     # The GEMMs of op i (rows M, K, N) are gemms[gemm_ptr[i]:gemm_ptr[i + 1]]; on a
     # systolic-array module they time the op (`nerframe.kernels.systolic`). None:
     # no op has any (checked_inputs makes the empty arrays).
-    gemm_ptr: np.ndarray | None = None  # int64[n + 1]
-    gemms: np.ndarray | None = None  # int64[L, 3]
+    gemm_ptr: np.ndarray = None  # type: ignore[assignment]  # int64[n + 1]
+    gemms: np.ndarray = None  # type: ignore[assignment]  # int64[L, 3]
 
 
 class ConfigArrays(NamedTuple):
@@ -65,9 +65,9 @@ class ConfigArrays(NamedTuple):
     # A module with a dataflow (`nerframe.kernels.systolic` codes, 0 = none) is an
     # array_rows x array_cols systolic array. None: no module is (checked_inputs
     # makes 1 x 1 arrays of dataflow 0).
-    array_rows: np.ndarray | None = None  # int64 (>= 1)
-    array_cols: np.ndarray | None = None  # int64 (>= 1)
-    dataflow: np.ndarray | None = None  # int64 (0..3)
+    array_rows: np.ndarray = None  # type: ignore[assignment]  # int64 (>= 1)
+    array_cols: np.ndarray = None  # type: ignore[assignment]  # int64 (>= 1)
+    dataflow: np.ndarray = None  # type: ignore[assignment]  # int64 (0..3)
 
 
 # Per field: integer-valued, lowest allowed value, whether that value is excluded.

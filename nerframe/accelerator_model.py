@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from nerframe import ppa
 from nerframe.errors import NerframeError
 
-
 DATAFLOWS = ("os", "ws", "is")
 """Systolic-array dataflows: output, weight and input stationary."""
 MAX_ARRAY_SIDE = 2**20

@@ -198,9 +198,7 @@ def _array(m: dict[str, Any], where: str, r: Reader) -> tuple[tuple[int, int] | 
     shape = r.array(m["array"], f"{where}.array")
     if len(shape) != 2:
         r.fail(f"{where}.array", "must be [rows, cols]", shape)
-    rows, cols = (
-        r.integer(v, f"{where}.array[{i}]", positive=True) for i, v in enumerate(shape)
-    )
+    rows, cols = (r.integer(v, f"{where}.array[{i}]", positive=True) for i, v in enumerate(shape))
     if max(rows, cols) > MAX_ARRAY_SIDE:
         r.fail(f"{where}.array", f"must have at most {MAX_ARRAY_SIDE} rows and columns", shape)
     if m.get("unit", "flop") != "flop":
@@ -208,9 +206,7 @@ def _array(m: dict[str, Any], where: str, r: Reader) -> tuple[tuple[int, int] | 
     return (rows, cols), r.choice(m["dataflow"], f"{where}.dataflow", DATAFLOWS)
 
 
-def _throughput(
-    m: dict[str, Any], where: str, r: Reader, array: tuple[int, int] | None
-) -> float:
+def _throughput(m: dict[str, Any], where: str, r: Reader, array: tuple[int, int] | None) -> float:
     """``throughput_ops_per_cycle``; on a systolic array 2·rows·cols, which it may omit."""
     if array is None or "throughput_ops_per_cycle" in m:
         value = r.number(
