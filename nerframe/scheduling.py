@@ -341,7 +341,7 @@ def mlp_gemm_lists(table: pl.DataFrame, on_array: np.ndarray) -> tuple[np.ndarra
     >>> t = nerframe.costs(nerframe.pipeline("instant3d").ops)
     >>> ptr, gemms = mlp_gemm_lists(t, np.ones(t.height, bool))
     >>> np.diff(ptr).tolist(), gemms[:3].tolist()
-    ([0, 0, 3, 0, 6, 0], [[98304, 32, 64], [98304, 64, 64], [98304, 64, 4]])
+    ([0, 0, 0, 3, 0, 0, 6, 0], [[98304, 32, 64], [98304, 64, 64], [98304, 64, 4]])
     """
     ptr = np.zeros(table.height + 1, np.int64)
     rows = np.flatnonzero(on_array & (table.get_column("op_type") == "MLP").to_numpy())
