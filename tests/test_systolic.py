@@ -59,7 +59,8 @@ def accelerator_file(
 
 def layers_graph(layers: list[tuple[int, int, int]]) -> nerframe.Graph:
     """One single-layer MLP op per (M, K, N), no edges: each op's cycles stand alone."""
-    ops = nerframe.operators(
+    return nerframe.graph(
+        "layers",
         [
             {
                 "op_type": "MLP",
@@ -72,9 +73,8 @@ def layers_graph(layers: list[tuple[int, int, int]]) -> nerframe.Graph:
                 "bitwidth": 8,
             }
             for m, k, n in layers
-        ]
+        ],
     )
-    return nerframe.Graph("layers", ops, nerframe.edges([]))
 
 
 # ------------------------------------------------------------------- hand derivations
