@@ -6,6 +6,7 @@ recorded cycle counts (``tests/data/scalesim_cycles.csv``, written by
 from __future__ import annotations
 
 import csv
+import importlib.util
 import json
 import statistics
 from pathlib import Path
@@ -23,6 +24,7 @@ from nerframe.kernels import reference_schedule as ref
 from nerframe.kernels.systolic import IS, OS, WS, gemm_cycles, mlp_gemms, op_cycles
 
 FIXTURE = Path(__file__).parent / "data" / "scalesim_cycles.csv"
+SCRIPT = Path(__file__).parents[1] / "benchmarks" / "scalesim_reference.py"
 CODES = {"os": OS, "ws": WS, "is": IS}
 
 
@@ -216,6 +218,15 @@ def test_fixture_records_scalesim_and_its_configuration() -> None:
     assert {int(r["rows"]) for r in rows} >= {16, 32, 64, 128}
     assert {(r["k"], r["n"]) for r in rows} >= {("64", "4"), ("256", "3")}
     assert all(r["stall_cycles"] == "0" for r in rows)  # compute cycles only
+    # the fixture holds exactly the script's cases, in its order
+    script = importlib.util.spec_from_file_location("scalesim_reference", SCRIPT)
+    assert script is not None and script.loader is not None
+    module = importlib.util.module_from_spec(script)
+    script.loader.exec_module(module)
+    recorded = [
+        (r["dataflow"], *(int(r[f]) for f in ("rows", "cols", "m", "k", "n"))) for r in rows
+    ]
+    assert recorded == module.cases()
 
 
 def test_compute_cycles_match_scalesim(tmp_path: Path) -> None:
