@@ -16,9 +16,9 @@ ws          K (weights)         N (weights)         M          rows
 is          K (inputs)          M (inputs)          N          rows
 ==========  ==================  ==================  =========  ========
 
-A fold fills ``ceil(S_R / rows) * ceil(S_C / cols)`` times the array with the
-spatial dimensions (S_R, S_C) and takes, derived from the dataflow definitions
-(docs/model.md, "Systolic arrays"):
+A GEMM whose spatial dimensions are (S_R, S_C) runs in
+``ceil(S_R / rows) * ceil(S_C / cols)`` folds, one after another, each taking
+(derived from the dataflow definitions; docs/model.md, "Systolic arrays"):
 
     fold cycles = preload + (rows - 1) + (cols - 1) + T
 
