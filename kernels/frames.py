@@ -4,15 +4,19 @@ A frame runs the frame-scoped ops before the batches (``pre``), `batches`
 batches of the batch phase, then the frame-scoped ops after them (``post``);
 see `nerframe.scheduling` for the model. `frame` computes one configuration's
 figures from the phases' makespans, the batch interval, energies and busiest
-modules; `frames` applies it to C configurations. Both `nerframe.schedule`
+modules, and adds the two energy terms that do not depend on the schedule: SRAM
+access energy (the phases' SRAM bytes times the energy per byte) and leakage
+(its power times the frame time); `frames` applies it to C configurations. Both `nerframe.schedule`
 (through `nerframe.scheduling.frame_figures`) and the fused sweep kernel
 (`nerframe.kernels.sweep`) use this one function, so a sweep row and a single
 schedule agree bit for bit.
 
->>> cycles, time, fps = frame(0, 100, 40, 0, 0.0, 1e-6, 0.0, 0, 1, 0, 0.0, 4096.0, 0.0,
-...                           10, True, 1000.0, 512.0)[4:7]
+>>> cycles, time, fps, energy = frame(0, 100, 40, 0, 0.0, 1e-6, 0.0, 0, 1, 0, 0.0, 4096.0,
+...                                   0.0, 10, True, 1000.0, 512.0, 0.0, 1e3, 0.0, 2.0, 0.5)[4:8]
 >>> cycles, time, fps  # 100 + 9 * 40 cycles at 1 GHz
 (460, 4.6e-07, 2173913.0434782607)
+>>> round(energy, 12)  # 10 batches x 1 uJ + 10 x 1000 B x 2 pJ + 0.5 W x 460 ns
+1.025e-05
 """
 
 from __future__ import annotations
@@ -51,8 +55,17 @@ def frame(
     pipelined: bool,
     frequency_mhz: float,
     dram_bandwidth_gbps: float,
+    sram_pre: float,
+    sram_batch: float,
+    sram_post: float,
+    sram_pj_per_byte: float,
+    leakage_w: float,
 ) -> tuple[int, int, int, int, int, float, float, float, float, float, int, float]:
     """The frame figures of one configuration.
+
+    ``sram_*`` are the phases' SRAM bytes (read or written, per run of the phase),
+    ``sram_pj_per_byte`` their access energy and ``leakage_w`` the leakage power,
+    drawn for the whole frame time.
 
     Returns (pre, batch makespan, interval, post, frame cycles, frame time, fps,
     energy, average power, DRAM utilization, bottleneck module, longest), where
@@ -70,6 +83,9 @@ def frame(
     energy = 0.0 + energy_pre
     energy = energy + batches * energy_batch
     energy = energy + energy_post
+    sram_bytes = sram_pre + batches * sram_batch + sram_post
+    energy = energy + sram_bytes * sram_pj_per_byte * 1e-12
+    energy = energy + leakage_w * frame_time
     bottleneck = busiest_batch
     if pre > stream:
         bottleneck = busiest_pre
@@ -115,9 +131,13 @@ def frames(
     pipelined: bool,
     frequency_mhz: np.ndarray,
     dram_bandwidth_gbps: np.ndarray,
+    sram_bytes: np.ndarray,
+    sram_pj_per_byte: np.ndarray,
+    leakage_w: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, float]:
     """`frame` for C configurations; per-phase inputs have shape (3, C) in the order
-    pre, batch, post (`nbytes` shape (3,)), and `interval` is the batch phase's.
+    pre, batch, post (`nbytes` and `sram_bytes` shape (3,)), and `interval` is the
+    batch phase's; `sram_pj_per_byte` and `leakage_w` have shape (C,).
 
     Returns int64 (6, C) rows (pre, makespan, interval, post, frame cycles,
     bottleneck), float64 (5, C) rows (`FLOAT_FIGURES`), and the largest ``longest``.
@@ -145,6 +165,11 @@ def frames(
             pipelined,
             frequency_mhz[c],
             dram_bandwidth_gbps[c],
+            sram_bytes[0],
+            sram_bytes[1],
+            sram_bytes[2],
+            sram_pj_per_byte[c],
+            leakage_w[c],
         )
         ints[0, c], ints[1, c], ints[2, c], ints[3, c], ints[4, c] = f[0], f[1], f[2], f[3], f[4]
         ints[5, c] = f[10]

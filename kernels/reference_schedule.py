@@ -33,6 +33,7 @@ __all__ = [
     "Graph",
     "OneSchedule",
     "Placement",
+    "frame_energy",
     "schedule_configs",
     "schedule_one",
 ]
@@ -290,3 +291,29 @@ def schedule_configs(
         first_instance=per_op("first_instance", np.int64),
         energy_op=per_op("energy_j", np.float64),
     )
+
+
+def frame_energy(
+    phase_energy: tuple[float, float, float],
+    phase_sram_bytes: tuple[float, float, float],
+    batches: int,
+    frame_time_s: float,
+    sram_pj_per_byte: float,
+    leakage_w: float,
+) -> float:
+    """Energy of one frame (spec/hardware.md "Frames, throughput and PPA" with the
+    area and power model's two extra terms), in the order `nerframe.kernels.frames`
+    sums it: the phases' schedule energies (pre, one batch, post), their SRAM bytes
+    times the access energy, and leakage over the frame time.
+
+    >>> round(frame_energy((0.0, 1e-6, 0.0), (0.0, 1e3, 0.0), 10, 4.6e-7, 2.0, 0.5), 12)
+    1.025e-05
+    """
+    pre, batch, post = phase_energy
+    energy = 0.0 + pre
+    energy = energy + batches * batch
+    energy = energy + post
+    sram_pre, sram_batch, sram_post = phase_sram_bytes
+    sram_bytes = sram_pre + batches * sram_batch + sram_post
+    energy = energy + sram_bytes * sram_pj_per_byte * 1e-12
+    return energy + leakage_w * frame_time_s

@@ -32,7 +32,7 @@ every configuration of the grid is schedulable.
 ...        OpArrays(np.zeros(0, np.int64), np.zeros(0), np.zeros(0), np.zeros(1, np.int64),
 ...                 no_gemms))
 >>> ints, floats, ok = out = result_matrices(2, 1)
->>> longest = evaluate_chunk(0, grid, chain, ops, np.zeros(3), 1, True, True,
+>>> longest = evaluate_chunk(0, grid, chain, ops, np.zeros((2, 3)), 1, True, True,
 ...     np.zeros(2, np.int64), np.zeros(0, np.int64), np.zeros(0), np.zeros(0), out)
 >>> ints[INT_ROWS.index("makespan_cycles")].tolist()  # 2+10+2+4 cycles, then 2+5+2+2
 [18, 11]
@@ -123,6 +123,8 @@ class Grid(NamedTuple):
     array_rows: np.ndarray  # int64[M]: systolic array shape (1 where none)
     array_cols: np.ndarray  # int64[M]
     dataflow: np.ndarray  # int64[M]: `nerframe.kernels.systolic` code, 0 = not an array
+    sram_pj_per_byte: float = 0.0
+    leakage_uw_per_mm2: float = 0.0
 
 
 @intrinsic
@@ -190,6 +192,7 @@ def _block(
     array_rows = np.empty((n, n_modules), np.int64)
     array_cols = np.empty((n, n_modules), np.int64)
     dataflow = np.empty((n, n_modules), np.int64)
+    leakage = np.empty(n, np.float64)
     area = np.empty(n_modules, np.float64)
     raw_throughput = np.empty(n_modules, np.float64)
     coord = np.empty(n_axes, np.int64)
@@ -240,6 +243,9 @@ def _block(
                 break
             coord[a] = 0
         module_area = 0.0
+        # Leakage counts the areas that are published, in module order, as
+        # nerframe.accelerator_model.leakage_w does: a GPU's SMs have none.
+        known_area = 0.0
         flops_per_cycle = 0.0
         for m in range(n_modules):
             instances[i, m] = count[i, m] if split else 1
@@ -251,12 +257,16 @@ def _block(
                 scale = f / reference
                 power[i, m] = power[i, m] * (1.0 if math.isnan(scale) else scale)
             module_area += area[m] * count[i, m]
+            part = area[m] * count[i, m]
+            if not math.isnan(part):
+                known_area += part
             if grid.counts_flops[m]:
                 flops_per_cycle += raw_throughput[m] * count[i, m]
         frequency[i] = f
         raw_bandwidth[i] = bw
         bandwidth[i] = bw * grid.memory_efficiency
         pj[i] = e
+        leakage[i] = (known_area + grid.sram_area_um2) / 1e6 * grid.leakage_uw_per_mm2 * 1e-6
         floats[5, c] = (module_area + grid.sram_area_um2) / 1e6
         floats[6, c] = flops_per_cycle * f * 1e6 / 1e12
     cfg = ConfigArrays(
@@ -310,13 +320,18 @@ def _block(
             busiest[0, i],
             busiest[1, i],
             busiest[2, i],
-            nbytes[0],
-            nbytes[1],
-            nbytes[2],
+            nbytes[0, 0],
+            nbytes[0, 1],
+            nbytes[0, 2],
             batches,
             pipelined,
             frequency[i],
             raw_bandwidth[i],
+            nbytes[1, 0],
+            nbytes[1, 1],
+            nbytes[1, 2],
+            grid.sram_pj_per_byte,
+            leakage[i],
         )
         ints[0, c] = start + c
         ints[1, c], ints[2, c], ints[3, c], ints[4, c], ints[5, c] = r[0], r[1], r[2], r[3], r[4]
@@ -453,7 +468,7 @@ def evaluate_chunk(
 ) -> float:
     """Evaluate grid rows ``start..start+size-1`` into `out` (`result_matrices` of
     `size` rows) on the graph whose phases (pre, batch, post) are `dags` and `ops`,
-    with `nbytes` DRAM bytes per phase.
+    with `nbytes` DRAM (row 0) and SRAM (row 1) bytes per phase.
 
     Every op takes all instances of its module when `split`, else one
     (`inst_base`: offsets of each module's instances, as the scheduler kernel

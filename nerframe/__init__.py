@@ -11,7 +11,7 @@ stores and altair draws the charts.
 >>> int(nerframe.costs(nerframe.pipeline("neurex", model="spec").ops)["flops"].sum())
 7887388672
 >>> nerframe.schedule(g, "neurex").summary["bottleneck_module"].item()
-'index_generation_unit'
+'systolic_array_32x32'
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from nerframe.ops import operators
     from nerframe.probing import probe
     from nerframe.rooflines import System, roofline
+    from nerframe.scene_table import scenes
     from nerframe.scheduling import Schedule, schedule
     from nerframe.sql import query
     from nerframe.sweep_charts import pareto_chart, sensitivity_chart
@@ -67,6 +68,7 @@ _HOMES = {
     "probe": "probing",
     "System": "rooflines",
     "roofline": "rooflines",
+    "scenes": "scene_table",
     "Schedule": "scheduling",
     "schedule": "scheduling",
     "query": "sql",
@@ -134,6 +136,7 @@ __all__ = [
     "query",
     "read_graph",
     "roofline",
+    "scenes",
     "schedule",
     "sensitivity_chart",
     "sweep",

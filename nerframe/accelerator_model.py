@@ -18,10 +18,11 @@ the cycles of their layers' GEMMs folded onto it (`nerframe.kernels.systolic`).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from nerframe import ppa
+from nerframe import ppa, technology
 from nerframe.errors import NerframeError
 
 DATAFLOWS = ("os", "ws", "is")
@@ -77,7 +78,11 @@ class Accelerator:
     when a file does not give them (neither affects a figure then).
     ``memory_efficiency`` (in (0, 1]) derates the DRAM bandwidth: the share of the
     peak that real kernels reach, which matters for GPUs. ``kind`` is
-    ``accelerator`` or ``gpu``.
+    ``accelerator`` or ``gpu``. ``sram_pj_per_byte`` (energy of one SRAM byte read
+    or written) and ``leakage_uw_per_mm2`` are NaN unless the file gives them: the
+    model then takes them from the node table (`nerframe.technology`) for an
+    accelerator (SRAM energy only where it lists SRAM blocks) and 0 for a GPU,
+    whose board power already holds both.
 
     >>> import nerframe
     >>> a = nerframe.accelerator("neurex")
@@ -102,13 +107,15 @@ class Accelerator:
     type_mapping: dict[str, str] = field(default_factory=dict)
     kind: str = "accelerator"
     memory_efficiency: float = 1.0
+    sram_pj_per_byte: float = math.nan
+    leakage_uw_per_mm2: float = math.nan
 
     def __repr__(self) -> str:
         """One line: name, kind, module count, clock and DRAM bandwidth.
 
         >>> import nerframe
         >>> nerframe.accelerator("neurex")
-        Accelerator('neurex', accelerator, 3 modules, 1000 MHz, DRAM 512 GB/s)
+        Accelerator('neurex', accelerator, 3 modules, 1000 MHz, DRAM 25.6 GB/s)
         """
         return (
             f"Accelerator({self.name!r}, {self.kind}, {len(self.modules)} modules, "
@@ -137,8 +144,8 @@ class Accelerator:
         GPUs, and so the GPU plug-ins built on them).
 
         >>> import nerframe
-        >>> round(nerframe.accelerator("neurex").area_mm2, 3)
-        0.607
+        >>> round(nerframe.accelerator("neurex").area_mm2, 3)  # NeuRex's Table 4
+        3.14
         """
         modules = sum(m.area_um2 * m.count for m in self.modules)
         return (modules + self.sram_area_um2) / 1e6
@@ -157,12 +164,72 @@ class Accelerator:
         )
 
     @property
+    def sram_energy_pj_per_byte(self) -> float:
+        """SRAM access energy per byte used by the model: the file's, else the node
+        table's for an accelerator with SRAM blocks (0 for a GPU, without blocks or
+        without a node in the table).
+
+        >>> import nerframe
+        >>> round(nerframe.accelerator("neurex").sram_energy_pj_per_byte, 4)  # 28 nm
+        1.2665
+        """
+        if not math.isnan(self.sram_pj_per_byte):
+            return self.sram_pj_per_byte
+        if self.kind == "gpu" or not self.sram or not technology.covers(self.technology_nm):
+            return 0.0
+        return technology.sram_pj_per_byte(self.technology_nm)
+
+    @property
+    def leakage_density_uw_per_mm2(self) -> float:
+        """Leakage per mm² used by the model: the file's, else the node table's for an
+        accelerator (0 for a GPU or without a node).
+
+        >>> import nerframe
+        >>> nerframe.accelerator("neurex").leakage_density_uw_per_mm2
+        5000.0
+        """
+        if not math.isnan(self.leakage_uw_per_mm2):
+            return self.leakage_uw_per_mm2
+        if self.kind == "gpu" or not technology.covers(self.technology_nm):
+            return 0.0
+        return technology.leakage_uw_per_mm2(self.technology_nm)
+
+    @property
+    def leakage_w(self) -> float:
+        """Leakage power in W: the density times the area whose figure is published
+        (a GPU's unpublished SMs leak inside its board power).
+
+        >>> import nerframe
+        >>> round(nerframe.accelerator("neurex").leakage_w, 4)  # 5 mW/mm2 x 3.14 mm2
+        0.0157
+        """
+        return leakage_w(
+            [m.area_um2 for m in self.modules],
+            [m.count for m in self.modules],
+            self.sram_area_um2,
+            self.leakage_density_uw_per_mm2,
+        )
+
+    @property
+    def area_mm2_28nm(self) -> float:
+        """`area_mm2` moved to 28 nm by the node table's area factor (NaN for a node
+        outside the table).
+
+        >>> import nerframe
+        >>> round(nerframe.accelerator("icarus").area_mm2_28nm, 3)  # 40 nm design
+        4.745
+        """
+        if not technology.covers(self.technology_nm):
+            return math.nan
+        return self.area_mm2 * technology.area_factor(self.technology_nm)
+
+    @property
     def bytes_per_cycle(self) -> float:
         """DRAM bytes deliverable per clock cycle (at the peak bandwidth).
 
         >>> import nerframe
-        >>> nerframe.accelerator("neurex").bytes_per_cycle  # 512 GB/s at 1000 MHz
-        512.0
+        >>> nerframe.accelerator("neurex").bytes_per_cycle  # 25.6 GB/s at 1000 MHz
+        25.6
         """
         return ppa.bytes_per_cycle(self.dram_bandwidth_gbps, self.frequency_mhz)
 
@@ -180,6 +247,23 @@ class Accelerator:
             f"accelerator '{self.name}' has no module '{name}'; "
             f"its modules: {list_modules(self.modules)}"
         )
+
+
+def leakage_w(
+    area_um2: Sequence[float], count: Sequence[int], sram_area_um2: float, density: float
+) -> float:
+    """Leakage in W of modules (``area_um2`` per instance, NaN where not published)
+    and SRAM at `density` uW/mm², summed in module order as the sweep kernel does.
+
+    >>> leakage_w([1e6, float("nan")], [2, 8], 1e6, 5000.0)  # 3 mm2 at 5 mW/mm2
+    0.015
+    """
+    known = 0.0
+    for area, n in zip(area_um2, count, strict=True):
+        part = area * n
+        if not math.isnan(part):
+            known += part
+    return (known + sram_area_um2) / 1e6 * density * 1e-6
 
 
 def list_modules(modules: Sequence[Module]) -> str:

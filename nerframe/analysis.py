@@ -91,13 +91,16 @@ def analyze(
     report: bool = True,
     model: str = "realistic",
     images: bool = False,
+    *,
+    scene: str | None = None,
 ) -> Analysis:
     """Analyse `pipelines` (built-in names, graph files or `Graph` objects, or one of
     them; default all built-ins) on `hardware` (``"native"``: each pipeline's own
     accelerators; ``"all"``: every built-in; or names, paths or `Accelerator`
-    objects) and write the result store to `output`. `rays`, `samples` and
-    `gaussians` apply to named pipelines, not to `Graph` objects (build those with
-    the workload they should have).
+    objects) and write the result store to `output`. `rays`, `samples`,
+    `gaussians` and `scene` (a standard scene, see `nerframe.scenes`; the store's
+    manifest and report name it) apply to named pipelines, not to `Graph` objects
+    (build those with the workload they should have).
 
     With `report`, the HTML report and ``summary.md`` are built into the store
     too, and with `images` the PNG and SVG of every chart under ``charts/``.
@@ -107,11 +110,11 @@ def analyze(
     >>> import tempfile
     >>> out = tempfile.mkdtemp() + "/store"
     >>> analyze(["neurex", "icarus"], "all", output=out, report=False).summary.height
-    28
+    30
     """
     given = _pipelines(_listed("pipelines", pipelines, Graph))
     workload = {"rays": rays, "samples": samples, "gaussians": gaussians}
-    graphs = [_graph(item, workload, fine, model) for item in given]
+    graphs = [_graph(item, workload, fine, model, scene) for item in given]
     seen: dict[str, int] = {}
     for i, g in enumerate(graphs):
         check_name("graph", g.name)
@@ -164,6 +167,7 @@ def analyze(
                     "samples": samples,
                     "gaussians": gaussians,
                     "model": model,
+                    "scene": scene,
                 },
             )
         except (NerframeError, OSError) as e:
@@ -280,11 +284,17 @@ def _listed(what: str, value: object, kind: type[T]) -> list[str | T]:
     return listed
 
 
-def _graph(item: str | Graph, workload: dict[str, int | None], fine: bool, model: str) -> Graph:
+def _graph(
+    item: str | Graph,
+    workload: dict[str, int | None],
+    fine: bool,
+    model: str,
+    scene: str | None = None,
+) -> Graph:
     if isinstance(item, str):
         rays, samples, gaussians = workload.values()
-        return load_graph(item, rays, samples, gaussians, fine, model)
-    given = [name for name, value in workload.items() if value is not None]
+        return load_graph(item, rays, samples, gaussians, fine, model, scene=scene)
+    given = [name for name, value in {**workload, "scene": scene}.items() if value is not None]
     if given:
         raise InvalidInputError(
             f"{given[0]} applies to named pipelines, not to the Graph {item.name!r}: "

@@ -38,6 +38,8 @@ import polars as pl
 
 from nerframe.errors import InvalidInputError, NerframeError, did_you_mean
 from nerframe.graphs import Graph, expand, graph, read_graph
+from nerframe.scene_table import Scene
+from nerframe.scene_table import scene as find_scene
 from nerframe.taxonomy import op_types
 
 # Workload axes every graph has, and the ops column each one sets.
@@ -201,7 +203,7 @@ PIPELINES: dict[str, Spec] = {
     ),
     "srender": Spec(
         "inference",
-        ("neurex",),
+        ("srender",),
         (
             Op("UniformSampler", bitwidth=4),
             Op("HashEncoding", bitwidth=4),
@@ -306,6 +308,8 @@ def pipeline(
     model: str = "realistic",
     tiles_per_gaussian: int | None = None,
     rendered_fraction: float | None = None,
+    *,
+    scene: str | None = None,
 ) -> Graph:
     """A built-in pipeline's graph for one workload, in workload `model`
     ``"realistic"`` (default) or ``"spec"`` (exactly ``spec/pipelines.md``).
@@ -314,7 +318,12 @@ def pipeline(
     `frame_pixels` the pixels of one frame (800x800 for ray-based pipelines,
     1280x720 for Gaussian ones), `tiles_per_gaussian` the tiles a Gaussian
     overlaps (0: all), `rendered_fraction` the share of a frame's pixels
-    rendered (the rest warped). Defaults, per model:
+    rendered (the rest warped). `scene` names a standard scene of
+    `nerframe.scenes` (realistic model only): it sets the frame (its width ×
+    height: `frame_pixels`, and the tile grid of the Gaussian ops), the
+    Gaussians G where the scene publishes a count, and N of hash-grid pipelines
+    where it publishes samples per ray; the keyword arguments still override
+    it. Without a scene, the workload is the one below. Defaults, per model:
 
     ========================  ==============================  ======================
     parameter                 realistic                       spec
@@ -330,6 +339,9 @@ def pipeline(
     [2000000, 1000000]
     >>> pipeline("gscore", model="spec").ops["G"].to_list()[:2]
     [262144, 262144]
+    >>> bicycle = pipeline("gscore", scene="bicycle")
+    >>> bicycle.frame_pixels, bicycle.ops["G"].to_list()[:2]
+    (1016814, [6060000, 3030000])
     """
     if not isinstance(name, str):
         raise InvalidInputError(
@@ -352,25 +364,34 @@ def pipeline(
                 option,
             )
     realistic = model == "realistic"
+    place = _scene(scene, realistic)
     if not realistic and spec.spec_graph:
         spec = PIPELINES[spec.spec_graph]
     if samples is None:
         samples = HASH_GRID_SAMPLES if realistic and spec.hash_grid else spec.samples
+        if place and place.samples_per_ray and spec.hash_grid:
+            samples = place.samples_per_ray
     pixels = spec.frame_pixels if frame_pixels is None else frame_pixels
+    if place and frame_pixels is None:
+        pixels = place.frame_pixels
     if rays is None:
         rays = pixels if realistic and spec.gaussian else 4096
     b, n = rays, samples
     if realistic:
         g = GAUSSIANS if gaussians is None else gaussians
+        if place and place.gaussians and gaussians is None:
+            g = place.gaussians
+        # The tile grid as the cost kernel counts it (whole 16-px tiles).
+        tiles = (place.width // _TILE) * (place.height // _TILE) if place else _TILE_COUNT
         hit = TILES_PER_GAUSSIAN if tiles_per_gaussian is None else tiles_per_gaussian
-        hit = min(hit, _TILE_COUNT) if hit else _TILE_COUNT
+        hit = min(hit, tiles) if hit else tiles
         visible = math.ceil(_CULL_RATIO * g)
-        per_tile = -(-visible * hit // _TILE_COUNT)
+        per_tile = -(-visible * hit // tiles)
         dims: dict[str, dict[str, object]] = {
             "ray": {"B": b, "N": n, "G": g},
             "gaussian": {"G": g, "tiles_per_gaussian": hit},
             "visible": {"B": visible, "N": 1, "G": visible, "tiles_per_gaussian": hit},
-            "tile": {"B": _TILE_COUNT, "N": per_tile},
+            "tile": {"B": tiles, "N": per_tile},
             "visible_tile": {"B": visible, "N": hit},
             "row": {"B": -(-b // _TILE), "N": per_tile},
         }
@@ -382,6 +403,8 @@ def pipeline(
         takes = op_types()[op.op_type].parameters
         record: dict[str, object] = {k: v for k, v in dims[op.per].items() if k in takes}
         record.update(op.params or {}, op_type=op.op_type, backward=op.backward)
+        if place and "image_w" in takes:
+            record.update(image_w=place.width, image_h=place.height)
         if realistic:
             record.update(op.realistic or {}, scope="batch" if op.per in _BATCH_PER else "frame")
         else:
@@ -400,17 +423,33 @@ def pipeline(
     )
 
 
-def pipelines(model: str = "realistic") -> pl.DataFrame:
-    """The built-in pipelines: kind, ops, default workload and total FLOPs in `model`.
+def _scene(name: str | None, realistic: bool) -> Scene | None:
+    """The scene `name` (None: none); the spec model takes none."""
+    if name is None:
+        return None
+    if not realistic:
+        raise InvalidInputError(
+            f"scene {name!r}: the spec workload model is spec/pipelines.md exactly "
+            "(its own B, N, G and frame); scenes apply to the realistic model",
+            "scene",
+        )
+    return find_scene(name)
+
+
+def pipelines(model: str = "realistic", *, scene: str | None = None) -> pl.DataFrame:
+    """The built-in pipelines: kind, ops, default workload and total FLOPs in `model`
+    (at `scene`, a standard scene, when given).
 
     >>> pipelines(model="spec").filter(pipeline="neurex")["total_flops"].item()
     7887388672.0
+    >>> pipelines(scene="bicycle").filter(pipeline="neurex")["frame_pixels"].item()
+    1016814
     """
     from nerframe.costing import costs
 
     rows = []
     for name, spec in PIPELINES.items():
-        g = pipeline(name, model=model)
+        g = pipeline(name, model=model, scene=scene)
         rows.append(
             {
                 "pipeline": name,
@@ -438,42 +477,61 @@ def load_graph(
     gaussians: int | None = None,
     fine: bool = False,
     model: str = "realistic",
+    *,
+    scene: str | None = None,
 ) -> Graph:
     """A built-in pipeline by name or a graph file (.json, .yaml) at a workload (the
-    one `workload_graph` applies); expanded into its fine graph when `fine`.
+    one `workload_graph` applies, `scene` included); expanded into its fine graph
+    when `fine`.
 
     >>> load_graph("neurex").ops.height, load_graph("neurex", fine=True).ops.height
     (5, 7)
     """
-    given = {"rays": rays, "samples": samples, "gaussians": gaussians}
+    given = {"rays": rays, "samples": samples, "gaussians": gaussians, "scene": scene}
     return workload_graph(name, {k: v for k, v in given.items() if v is not None}, fine, model)
 
 
 def workload_graph(
-    source: str | Graph, point: Mapping[str, float], fine: bool = False, model: str = "realistic"
+    source: str | Graph,
+    point: Mapping[str, float | str],
+    fine: bool = False,
+    model: str = "realistic",
 ) -> Graph:
     """`source` (a built-in name, a graph file or a `Graph`) at workload `point`.
 
     A built-in pipeline is rebuilt in workload `model` with the point's rays,
-    samples and Gaussians (defaults as `nerframe.pipeline`'s); otherwise the B, N,
-    G columns of the ops that have them are set (a dimension no op has is refused).
-    ``bitwidth`` sets every op's bitwidth and ``OPTYPE.PARAM`` that parameter of every
-    op of that type.
+    samples, Gaussians and ``scene`` (a standard scene's name; defaults as
+    `nerframe.pipeline`'s); otherwise the B, N, G columns of the ops that have them
+    are set (a dimension no op has is refused; a scene is refused: what it sets is
+    the built-in pipelines' workload). ``bitwidth`` sets every op's bitwidth and
+    ``OPTYPE.PARAM`` that parameter of every op of that type.
 
     >>> workload_graph("neurex", {"rays": 1024, "MLP.layer_width": 128}).ops.filter(
     ...     op_type="MLP").select("B", "layer_width").row(0)
     (1024, 128)
+    >>> workload_graph("neurex", {"scene": "room"}).frame_pixels
+    1616166
     """
-    dims = {k: int(v) for k, v in point.items() if k in ("rays", "samples", "gaussians")}
+    scene = point.get("scene")
+    numbers = {k: v for k, v in point.items() if not isinstance(v, str)}
+    dims = {k: int(v) for k, v in numbers.items() if k in ("rays", "samples", "gaussians")}
+    builtin = isinstance(source, str) and (source in PIPELINES or not Path(source).suffix)
+    if scene is not None and not builtin:
+        label = f"Graph {source.name!r}" if isinstance(source, Graph) else f"graph file {source}"
+        raise InvalidInputError(
+            f"scene {scene!r} applies to the built-in pipelines, not to the {label}: "
+            "set its workload (rays, samples, gaussians) instead",
+            "scene",
+        )
     if isinstance(source, Graph):
         base = source
-    elif source in PIPELINES or not Path(source).suffix:
-        base = pipeline(source, **dims, model=model)
+    elif builtin:
+        base = pipeline(source, **dims, model=model, scene=None if scene is None else str(scene))
         dims = {}
     else:
         base = read_graph(source)
     ops = base.ops
-    for name, value in point.items():
+    for name, value in numbers.items():
         if name in dims or name == "bitwidth":
             column = WORKLOAD_FIELDS[name]
             if name in dims and ops[column].is_null().all():

@@ -27,6 +27,7 @@ from nerframe.output import FORMATS, emit, format_value, to_text
 from nerframe.progress import interrupt_at_steps
 
 if TYPE_CHECKING:
+    from nerframe.accelerator_model import Accelerator
     from nerframe.graphs import Graph
     from nerframe.sweep_specs import SweepSpec
     from nerframe.trace.ingest import TracedGraph
@@ -45,8 +46,18 @@ def _workload(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rays", type=int, metavar="B", help="rays (pixels) per batch [4096]")
     p.add_argument("--samples", type=int, metavar="N", help="samples per ray [64; icarus 192]")
     p.add_argument("--gaussians", type=int, metavar="G", help="Gaussians in the scene [1000000]")
+    _scene(p)
     p.add_argument("--fine", action="store_true", help="expand composites into their stages")
     _model(p)
+
+
+def _scene(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--scene",
+        metavar="NAME",
+        help="a standard scene (see 'nerframe scenes'): it sets the frame, and the Gaussians "
+        "where published; --rays, --samples, --gaussians override it [none: the defaults]",
+    )
 
 
 def _model(p: argparse.ArgumentParser) -> None:
@@ -67,7 +78,9 @@ def _output(p: argparse.ArgumentParser) -> None:
 def _graph(args: argparse.Namespace, name: str) -> Graph:
     from nerframe.builtin_pipelines import load_graph
 
-    return load_graph(name, args.rays, args.samples, args.gaussians, args.fine, args.model)
+    return load_graph(
+        name, args.rays, args.samples, args.gaussians, args.fine, args.model, scene=args.scene
+    )
 
 
 def _schedule_options(p: argparse.ArgumentParser) -> None:
@@ -106,7 +119,18 @@ def _warn(lines: Sequence[str]) -> None:
 def cmd_pipelines(args: argparse.Namespace) -> None:
     from nerframe.builtin_pipelines import pipelines
 
-    emit(pipelines(args.model), args.format, args.output)
+    emit(pipelines(args.model, scene=args.scene), args.format, args.output)
+
+
+def cmd_scenes(args: argparse.Namespace) -> None:
+    from nerframe.scene_table import scenes
+
+    table = scenes()
+    if _for_people(args):  # the sources are long: csv, json or -o give them
+        table = table.drop("resolution_source", "gaussians_source", "samples_source")
+    emit(table, args.format, args.output)
+    if _for_people(args):
+        sys.stdout.write("\nsources of each figure: nerframe scenes --format csv (or -o FILE)\n")
 
 
 def cmd_costs(args: argparse.Namespace) -> None:
@@ -127,6 +151,11 @@ def cmd_hardware(args: argparse.Namespace) -> None:
         return
     accel = accelerator(args.accelerator)
     _warn(accel.warnings)
+    if args.breakdown:
+        from nerframe.area_power import breakdown
+
+        emit(breakdown(accel), args.format, args.output)
+        return
     emit(module_table([accel]), args.format, args.output)
     if _for_people(args):
         mapping = sorted(accel.operator_mapping.items())
@@ -137,6 +166,29 @@ def cmd_hardware(args: argparse.Namespace) -> None:
             f"peak {accel.peak_tflops:.4g} TFLOP/s, area {area}\n"
             + "".join(f"  {op} -> {module}\n" for op, module in mapping)
         )
+        _area_power(accel)
+
+
+def _area_power(accel: Accelerator) -> None:
+    """The area and power breakdown under the module table, with its totals."""
+    from nerframe.area_power import breakdown
+
+    table = breakdown(accel)
+    total = table.row(table.height - 1, named=True)
+    sys.stdout.write("\narea and power (every unit busy; SRAM access power needs a schedule)\n")
+    emit(table.drop("accelerator"), "table", None)
+
+    def mm2(value: float | None) -> str:
+        return "not published" if value is None else f"{value:.4g} mm²"
+
+    node = "no node" if math.isnan(accel.technology_nm) else f"{accel.technology_nm:g} nm"
+    power_28 = total["power_w_28nm"]
+    sys.stdout.write(
+        f"total at {node}: area {mm2(total['area_mm2'])}, power {total['power_w']:.4g} W "
+        f"(leakage {total['leakage_w']:.3g} W); at 28 nm: area {mm2(total['area_mm2_28nm'])}, "
+        f"power {'n/a' if power_28 is None else f'{power_28:.4g} W'}; SRAM "
+        f"{accel.sram_energy_pj_per_byte:.3g} pJ per byte read or written\n"
+    )
 
 
 def cmd_schedule(args: argparse.Namespace) -> None:
@@ -175,6 +227,7 @@ def cmd_analyze(args: argparse.Namespace) -> None:
         rays=args.rays,
         samples=args.samples,
         gaussians=args.gaussians,
+        scene=args.scene,
         report=args.report,
         model=args.model,
         images=args.images,
@@ -269,7 +322,12 @@ def _sweep_data(args: argparse.Namespace) -> dict[str, Any]:
     grid: dict[str, Any] = dict(data.get("grid") or {})
     limits: dict[str, Any] = dict(data.get("constraints") or {})
     seen: set[str] = set()
-    fixed = {"rays": args.rays, "samples": args.samples, "gaussians": args.gaussians}
+    fixed = {
+        "rays": args.rays,
+        "samples": args.samples,
+        "gaussians": args.gaussians,
+        "scene": args.scene,
+    }
     given = [f"{name}={value}" for name, value in fixed.items() if value is not None]
     for text in [*(args.vary or []), *given]:
         name, values = _axis(text)
@@ -344,10 +402,12 @@ def _duration(seconds: float) -> str:
     return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{seconds:02d}s"
 
 
-def _axis(text: str) -> tuple[str, list[float]]:
+def _axis(text: str) -> tuple[str, list[float | str]]:
     name, _, values = text.partition("=")
+    if name.strip() == "scene":  # names, checked with the spec
+        return "scene", [v.strip() for v in values.split(",")]
     try:
-        numbers = [_number(v) for v in values.split(",")]
+        numbers: list[float | str] = [_number(v) for v in values.split(",")]
     except ValueError:
         raise NerframeError(f"--vary expects PARAM=V1,V2,..., got {text!r}") from None
     # A value given twice would repeat every configuration it is part of.
@@ -534,8 +594,13 @@ def parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("pipelines", help="list the built-in pipelines")
     _model(p)
+    _scene(p)
     _output(p)
     p.set_defaults(run=cmd_pipelines)
+
+    p = sub.add_parser("scenes", help="list the standard scenes (frame, Gaussians, sources)")
+    _output(p)
+    p.set_defaults(run=cmd_scenes)
 
     p = sub.add_parser("costs", help="per-operator costs of a pipeline, with totals")
     p.add_argument("pipeline", help="a built-in pipeline or a graph file (.json)")
@@ -545,6 +610,12 @@ def parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("hardware", help="list accelerators, or show one with its load warnings")
     p.add_argument("accelerator", nargs="?", help="a built-in name or a .json file")
+    p.add_argument(
+        "--breakdown",
+        action="store_true",
+        help="emit the area and power breakdown (per module and SRAM block, native and 28 nm) "
+        "instead of the module table",
+    )
     _output(p)
     p.set_defaults(run=cmd_hardware)
 
@@ -580,7 +651,8 @@ def parser() -> argparse.ArgumentParser:
         "--vary",
         action="append",
         metavar="PARAM=V1,V2,...",
-        help="values to try: workload (rays, samples, gaussians, bitwidth, OPTYPE.PARAM) or "
+        help="values to try: workload (rays, samples, gaussians, bitwidth, OPTYPE.PARAM, "
+        "scene) or "
         "hardware (frequency_mhz, dram_bandwidth_gbps, dram_pj_per_byte, MODULE.FIELD with "
         "FIELD count, throughput_ops_per_cycle, latency_cycles, power_uw or area_um2)",
     )

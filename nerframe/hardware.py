@@ -39,6 +39,7 @@ ACCELERATORS: tuple[str, ...] = (
     "gsarch",
     "gbu",
     "instant3d",
+    "srender",
 )
 """Names of the built-in accelerators of the papers."""
 
@@ -78,7 +79,7 @@ def accelerators() -> pl.DataFrame:
     """One row per built-in accelerator and GPU (schema ``schemas.ACCELERATORS``).
 
     >>> accelerators().height
-    14
+    15
     """
     return accelerator_table([accelerator(name) for name in BUILTIN])
 

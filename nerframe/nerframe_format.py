@@ -4,6 +4,13 @@ Unknown fields (except inside ``"notes"``), missing fields, wrong types and
 out-of-range values are errors naming the file, the field and the value. The
 fields a module may carry are those of `Module`, declared once there.
 
+Fields of the area and power model (all optional): ``sram_um2_per_kb`` (SRAM
+density for blocks without their own ``area_um2``; default the node table's at
+``technology_nm``), ``sram_pj_per_byte`` (energy of one SRAM byte read or written;
+default the node table's, 0 for a GPU) and ``leakage_uw_per_mm2`` (leakage per mm²
+of module and SRAM area; default the node table's, 0 for a GPU). The node table is
+`nerframe.technology`.
+
 >>> from nerframe.hardware import accelerator
 >>> accelerator("icarus").modules[0].unit
 'sample'
@@ -17,6 +24,7 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
+from nerframe import technology as node_table
 from nerframe.accelerator_model import (
     DATAFLOWS,
     MAX_ARRAY_SIDE,
@@ -96,11 +104,15 @@ def from_nerframe(
     _unique([s.name for s in sram], "sram", r)
     if "sram_um2_per_kb" in data:
         density = r.number(data["sram_um2_per_kb"], "sram_um2_per_kb")
-    elif base is not None:
+    elif any(s.area_um2 is None for s in sram) and node_table.covers(technology_nm):
+        # the node's SRAM density (nerframe.technology) for blocks without an area
+        density = node_table.sram_um2_per_kb(technology_nm)
+    elif base is not None and not math.isnan(base.sram_um2_per_kb):
         density = base.sram_um2_per_kb
     elif any(s.area_um2 is None for s in sram):
         raise NerframeError(
-            f"{r.path}: missing field 'sram_um2_per_kb' (an SRAM block has no area_um2)"
+            f"{r.path}: missing field 'sram_um2_per_kb' (an SRAM block has no area_um2 "
+            "and the file's technology_nm is not in the node table)"
         )
     else:
         density = math.nan
@@ -145,7 +157,15 @@ def from_nerframe(
             data.get("memory_efficiency", base.memory_efficiency if base else 1),
             "memory_efficiency",
         ),
+        sram_pj_per_byte=_optional(data, "sram_pj_per_byte", r),
+        leakage_uw_per_mm2=_optional(data, "leakage_uw_per_mm2", r),
     )
+
+
+def _optional(data: dict[str, Any], key: str, r: Reader) -> float:
+    """An optional non-negative figure; NaN (the node table's) when absent. A file
+    that extends another does not inherit it: the plug-in's node decides."""
+    return math.nan if key not in data else r.number(data[key], key)
 
 
 def _base(

@@ -121,7 +121,7 @@ def si(value: float | None, digits: int = 3) -> str:
 
 
 # Section ids of the page's own parts, which a graph's section id must not take.
-_SECTIONS = ("overview", "validation", "measured")
+_SECTIONS = ("overview", "area-power", "validation", "measured")
 
 
 def _slugs(names: list[str], taken: tuple[str, ...] = ()) -> dict[str, str]:
@@ -386,6 +386,37 @@ def _pair_section(
     page.add("</section>")
 
 
+def _area_power_section(page: _Page, frames: dict[str, pl.DataFrame]) -> None:
+    """Area and power of the store's accelerators, part by part, at 28 nm."""
+    if "accelerators" not in frames:
+        return
+    from nerframe.area_power import breakdown
+    from nerframe.hardware import BUILTIN, accelerator
+
+    tables, missing = [], []
+    listed = frames["accelerators"].select("accelerator", "path").sort("accelerator")
+    for name, path in listed.rows():
+        # a user file may have moved since the run: the report says so rather than fail
+        source = path if path and Path(path).is_file() else name if name in BUILTIN else None
+        if source is None:
+            missing.append(name)
+            continue
+        tables.append(breakdown(accelerator(source)))
+    page.add('<section id="area-power"><h2>Area and power</h2>')
+    page.note(
+        "Area = modules (count x area per unit) + SRAM blocks; power = module dynamic power "
+        "with every unit busy + leakage; SRAM access energy enters each schedule's energy "
+        "through its traffic. Every design is moved to 28 nm by the node table "
+        "(nerframe.technology); 'nerframe hardware NAME' lists the parts."
+    )
+    if tables:
+        spec = charts.area_power_chart(pl.concat(tables)).to_dict(validate=False)
+        page.figure("area-power", spec)
+    if missing:
+        page.note(f"Accelerator files no longer found: {', '.join(missing)}.")
+    page.add("</section>")
+
+
 def _measured_section(page: _Page, measured: pl.DataFrame) -> None:
     """Traced runs: each op's measured time against its roofline time on the host."""
     from nerframe.trace.compare import median_log_error
@@ -526,13 +557,16 @@ _RENDER = """
 
 def _validation_section(page: _Page) -> None:
     """Published figures against the built-in model (`nerframe.validate`)."""
-    from nerframe.validation import summary, validate
+    from nerframe.validation import accuracy, summary, validate
 
     table = validate()
     columns = (
         "id",
         "tag",
+        "fixes",
         "metric",
+        "op_type",
+        "parts",
         "workload",
         "bound",
         "value",
@@ -540,6 +574,7 @@ def _validation_section(page: _Page) -> None:
         "predicted",
         "error",
         "score",
+        "pending",
         "source",
     )
     head = "".join(f"<th>{_e(c)}</th>" for c in columns)
@@ -548,7 +583,7 @@ def _validation_section(page: _Page) -> None:
         + "".join(
             f'<td class="num">{_num(row[c], 3)}</td>'
             if c in ("value", "predicted", "error", "score")
-            else f'<td class="text">{_e(row[c])}</td>'
+            else f'<td class="text">{_e("" if row[c] is None else row[c])}</td>'
             for c in columns
         )
         + "</tr>"
@@ -556,8 +591,23 @@ def _validation_section(page: _Page) -> None:
     )
     page.add('<section id="validation"><h2>Validation against published figures</h2>')
     page.add(f"<p>{_e(summary(table))}</p>")
+    # beside the reference framework's own accuracy (NeRArch-Sim, ISCA 2026)
+    beside = "".join(
+        f'<tr><td class="text">{_e(r["measure"])}</td><td class="text">{_e(r["metric"])}</td>'
+        f'<td class="num">{r["rows"]}</td><td class="num">{_percent(r["nerframe"])}</td>'
+        f'<td class="num">{_percent(r["nerarch_sim"])}</td></tr>'
+        for r in accuracy(table).iter_rows(named=True)
+    )
+    page.add(
+        "<table><thead><tr><th>measure</th><th>metric</th><th>rows</th><th>nerframe</th>"
+        f"<th>NeRArch-Sim</th></tr></thead><tbody>{beside}</tbody></table>"
+    )
     page.add(f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
     page.add("</section>")
+
+
+def _percent(value: float | None) -> str:
+    return "–" if value is None else f"{100 * value:.1f} %"
 
 
 def _conventions(run: dict) -> str:
@@ -580,6 +630,29 @@ def _conventions(run: dict) -> str:
         f"{scopes}. For a training pipeline a frame is one training iteration over a "
         "frame's rays, so <em>fps</em> reads as iterations per second. "
         "docs/model.md lists every departure from the spec and its source.</p>"
+        + _scene_sentence(run.get("scene"))
+    )
+
+
+def _scene_sentence(name: object) -> str:
+    """What the store's scene sets (the run's ``scene``), as a paragraph; none without one."""
+    if not isinstance(name, str):
+        return "<p>Scene: none (each pipeline's default frame and Gaussians).</p>"
+    from nerframe.scene_table import scene
+
+    try:
+        place = scene(name)
+    except NerframeError:  # a store written with a scene this version does not list
+        return f"<p>Scene: <strong>{_e(name)}</strong> (not in this version's scene table).</p>"
+    gaussians = (
+        f"{place.gaussians:,} Gaussians"
+        if place.gaussians
+        else "no published Gaussian count (G keeps its default)"
+    )
+    return (
+        f"<p>Scene: <strong>{_e(place.name)}</strong> ({_e(place.dataset)}): frames of "
+        f"{place.width}×{place.height} pixels, {gaussians}; "
+        "<code>nerframe scenes --format csv</code> gives each figure's source.</p>"
     )
 
 
@@ -642,6 +715,7 @@ def build_report(store: str | Path, output: str | Path | None = None, images: bo
     specs = _pair_specs(frames, ok, own)
     page.add(
         '<nav><ul><li><a href="#overview">overview</a></li>'
+        '<li><a href="#area-power">area and power</a></li>'
         '<li><a href="#validation">validation</a></li>'
         + "".join(f'<li><a href="#{_e(slug[g])}">{_e(g)}</a></li>' for g in graphs)
         + "</ul></nav>"
@@ -665,6 +739,7 @@ def build_report(store: str | Path, output: str | Path | None = None, images: bo
         page.add("<h3>Accelerator load warnings</h3>")
         page.add(_warning_list([f"{a}: {w}" for a, ws in load.items() for w in ws]))
     page.add("</section>")
+    _area_power_section(page, frames)
     _validation_section(page)
     if "measured" in frames:
         _measured_section(page, frames["measured"])

@@ -11,7 +11,13 @@ the phases run one after another:
         makespan + (batches - 1) * interval   when batches stream through the
                                               modules (``pipelined``),
         batches * makespan                    otherwise;
-    energy per frame = pre + batches * batch + post.
+    energy per frame = pre + batches * batch + post
+                       + SRAM bytes per frame * SRAM pJ/byte + leakage W * frame time.
+
+An op's energy is its module's power over its duration, its DRAM bytes times the
+DRAM energy per byte and its bytes (every operand is read from or written to an
+on-chip buffer, DRAM traffic included) times the SRAM access energy per byte;
+leakage (`nerframe.Accelerator.leakage_w`) is drawn for the whole frame.
 
 ``makespan`` and ``interval`` are those of one batch. A graph with only batch
 ops is exactly ``spec/hardware.md``'s frame model. For a training pipeline a
@@ -35,7 +41,7 @@ import numpy as np
 import polars as pl
 
 from nerframe import ppa
-from nerframe.accelerator_model import DATAFLOWS, Accelerator, Module
+from nerframe.accelerator_model import DATAFLOWS, Accelerator, Module, leakage_w
 from nerframe.builtin_pipelines import pipeline
 from nerframe.costing import costs
 from nerframe.errors import InvalidInputError, NerframeError
@@ -88,7 +94,7 @@ class Configurations:
     >>> c = Configurations.of(nerframe.accelerator("icarus"))
     >>> c.frequency_mhz[0] = 200.0  # half the clock the ICARUS power was measured at
     >>> c.module_power_uw[0, 1], c.power_uw[0, 1]
-    (np.float64(282828.0), np.float64(141414.0))
+    (np.float64(223886.6), np.float64(111943.3))
     """
 
     module_count: np.ndarray
@@ -106,6 +112,9 @@ class Configurations:
     module_array_rows: np.ndarray
     module_array_cols: np.ndarray
     module_dataflow: np.ndarray
+    sram_pj_per_byte: np.ndarray
+    leakage_uw_per_mm2: np.ndarray
+    sram_area_um2: np.ndarray
 
     @classmethod
     def of(cls, accel: Accelerator) -> Configurations:
@@ -137,6 +146,9 @@ class Configurations:
             module_array_rows=np.array([[m.array[0] if m.array else 1 for m in modules]]),
             module_array_cols=np.array([[m.array[1] if m.array else 1 for m in modules]]),
             module_dataflow=np.array([[_dataflow_code(m) for m in modules]], np.int64),
+            sram_pj_per_byte=np.array([accel.sram_energy_pj_per_byte]),
+            leakage_uw_per_mm2=np.array([accel.leakage_density_uw_per_mm2]),
+            sram_area_um2=np.array([accel.sram_area_um2]),
         )
 
     @property
@@ -155,6 +167,24 @@ class Configurations:
         """Module power at each configuration's clock: dynamic power scales with it."""
         scale = self.frequency_mhz[:, None] / self.module_power_reference_mhz
         return self.module_power_uw * np.where(np.isnan(scale), 1.0, scale)
+
+    @property
+    def leakage_w(self) -> np.ndarray:
+        """Leakage power of each configuration: the density times its module areas
+        (where published) and SRAM area, summed as the sweep kernel sums them."""
+        return np.array(
+            [
+                leakage_w(area, count, sram, density)
+                for area, count, sram, density in zip(
+                    self.module_area_um2.tolist(),
+                    self.module_count.tolist(),
+                    self.sram_area_um2.tolist(),
+                    self.leakage_uw_per_mm2.tolist(),
+                    strict=True,
+                )
+            ],
+            np.float64,
+        )
 
     @property
     def throughput(self) -> np.ndarray:
@@ -183,12 +213,14 @@ class _Part(NamedTuple):
 class FrameRun:
     """Schedules of a frame's phases on C configurations: frame-scoped ops before
     the batches (`pre`), one batch (`batch`) and frame-scoped ops after them
-    (`post`); a phase without ops is None. `bytes` holds each phase's DRAM bytes."""
+    (`post`); a phase without ops is None. `bytes` holds each phase's DRAM bytes,
+    `sram_bytes` its SRAM bytes."""
 
     pre: ScheduleResult | None
     batch: ScheduleResult | None
     post: ScheduleResult | None
     bytes: tuple[float, float, float]
+    sram_bytes: tuple[float, float, float]
 
     @property
     def phases(self) -> tuple[ScheduleResult | None, ...]:
@@ -300,10 +332,20 @@ class Mapped:
             else self._schedule(part, self.op_arrays(part.ops), config_arrays, keep_ops)
             for part in self.parts
         ]
-        moved = [
-            0.0 if part is None else float(self.dram_bytes[part.ops].sum()) for part in self.parts
-        ]
-        return FrameRun(results[0], results[1], results[2], (moved[0], moved[1], moved[2]))
+        dram, sram = self.phase_bytes(self.dram_bytes), self.phase_bytes(self.sram_bytes)
+        return FrameRun(results[0], results[1], results[2], dram, sram)
+
+    @property
+    def sram_bytes(self) -> np.ndarray:
+        """Each op's SRAM bytes: all its bytes, on chip or off."""
+        return self.costs.get_column("bytes_total").to_numpy()
+
+    def phase_bytes(self, per_op: np.ndarray) -> tuple[float, float, float]:
+        """`per_op` bytes summed over each phase's ops (0 for a phase without ops)."""
+        pre, batch, post = (
+            0.0 if part is None else float(per_op[part.ops].sum()) for part in self.parts
+        )
+        return pre, batch, post
 
     def _schedule(
         self, part: _Part, ops: OpArrays, configs: ConfigArrays, keep_ops: bool
@@ -391,6 +433,9 @@ def frame_figures(
         pipelined,
         configs.frequency_mhz,
         configs.dram_bandwidth_gbps,
+        np.array(run.sram_bytes),
+        configs.sram_pj_per_byte,
+        configs.leakage_w,
     )
     if longest >= 2**62:
         raise InvalidInputError(
@@ -512,7 +557,7 @@ def schedule_mapped(
         "bound": _BOUNDS[memory_bound.astype(np.int64)],
         "flops": table.get_column("flops"),
         "bytes_total": table.get_column("bytes_total"),
-        "energy_j": per_op["energy_op"],
+        "energy_j": per_op["energy_op"] + mapped.sram_bytes * configs.sram_pj_per_byte[0] * 1e-12,
         "array_utilization": _array_utilization(mapped, accel, per_op),
     }
     ops = pl.DataFrame({name: columns[name] for name in SCHEDULE.names()})

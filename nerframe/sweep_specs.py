@@ -2,7 +2,8 @@
 
 A spec names the graphs (built-in pipelines, graph files or `Graph` objects),
 one accelerator, *workload axes* (``rays``, ``samples``, ``gaussians``,
-``bitwidth`` or any op parameter as ``OPTYPE.PARAM``, e.g. ``MLP.layer_width``),
+``bitwidth``, any op parameter as ``OPTYPE.PARAM``, e.g. ``MLP.layer_width``, or
+``scene``: standard scenes by name, see `nerframe.scenes`),
 *hardware axes* (accelerator fields ``frequency_mhz``, ``dram_bandwidth_gbps``,
 ``dram_pj_per_byte``, or ``MODULE.FIELD`` with FIELD one of ``count``,
 ``throughput_ops_per_cycle``, ``latency_cycles``, ``power_uw``, ``area_um2``),
@@ -13,7 +14,7 @@ included when a step lands on it). A spec is a Python dict or a YAML/JSON file::
 
     graphs: [neurex]
     hardware: neurex
-    workload: {rays: [1024, 4096], MLP.layer_width: [64, 128]}
+    workload: {rays: [1024, 4096], MLP.layer_width: [64, 128]}   # or scene: [lego, room]
     grid:
       frequency_mhz: {start: 200, stop: 2000, step: 100}
       systolic_array_32x32.count: [1, 2, 4]
@@ -51,6 +52,7 @@ from nerframe.builtin_pipelines import MODELS, WORKLOAD_FIELDS, workload_graph
 from nerframe.errors import InvalidInputError, did_you_mean
 from nerframe.graphs import Graph
 from nerframe.hardware import accelerator
+from nerframe.scene_table import scene
 from nerframe.taxonomy import op_types
 
 # name -> (Configurations field, integer-valued, zero allowed)
@@ -118,7 +120,7 @@ class SweepSpec:
 
     graphs: tuple[str | Graph, ...]
     hardware: Accelerator
-    workload: dict[str, list[float]] = field(default_factory=dict)
+    workload: dict[str, list[float | str]] = field(default_factory=dict)
     grid: dict[str, np.ndarray] = field(default_factory=dict)
     constraints: dict[str, tuple[float, float]] = field(default_factory=dict)
     objectives: dict[str, str] = field(default_factory=lambda: {"fps": "max"})
@@ -196,7 +198,7 @@ class SweepSpec:
         """
         return len(self.graphs) * self.workload_points * self.hardware_points
 
-    def points(self) -> Iterator[dict[str, float]]:
+    def points(self) -> Iterator[dict[str, float | str]]:
         """The workload points in order (the last axis fastest); one empty point without axes.
 
         >>> spec = sweep_spec({"graphs": ["neurex"], "hardware": "neurex",
@@ -209,7 +211,7 @@ class SweepSpec:
         for values in itertools.product(*self.workload.values()):
             yield dict(zip(self.workload, values, strict=True))
 
-    def graph_at(self, index: int, point: Mapping[str, float]) -> Graph:
+    def graph_at(self, index: int, point: Mapping[str, float | str]) -> Graph:
         """Graph number `index` with the workload `point` applied (and expanded when `fine`).
 
         >>> spec = sweep_spec({"graphs": ["neurex"], "hardware": "neurex",
@@ -404,23 +406,25 @@ def hardware_field(name: str, accel: Accelerator) -> tuple[str, bool, bool]:
             f"unknown sweep parameter {name!r}{did_you_mean(name, choices)}; use one of "
             f"{', '.join(ACCELERATOR_FIELDS)} or MODULE.FIELD with MODULE in "
             f"{', '.join(names)} and FIELD in {', '.join(MODULE_FIELDS)} "
-            f"(workload: {', '.join(WORKLOAD_FIELDS)} or OPTYPE.PARAM)"
+            f"(workload: {', '.join(WORKLOAD_FIELDS)}, scene or OPTYPE.PARAM)"
         )
     return MODULE_FIELDS[key]
 
 
 def is_workload_axis(name: str) -> bool:
-    """Whether `name` is a workload axis (a graph dimension or ``OPTYPE.PARAM``)."""
-    return name in WORKLOAD_FIELDS or name.partition(".")[0] in op_types()
+    """Whether `name` is a workload axis (a graph dimension, ``scene`` or ``OPTYPE.PARAM``)."""
+    return name in WORKLOAD_FIELDS or name == "scene" or name.partition(".")[0] in op_types()
 
 
-def _workload_values(name: str, values: Any, where: str) -> list[float]:
+def _workload_values(name: str, values: Any, where: str) -> list[float | str]:
+    if name == "scene":
+        return _scenes(values, where)
     values = _axis(values, name, where)
     if not is_workload_axis(name):
         raise InvalidInputError(
             f"{where}unknown workload axis {name!r}"
-            f"{did_you_mean(name, [*WORKLOAD_FIELDS, *op_types()])}; use "
-            f"{', '.join(WORKLOAD_FIELDS)} or OPTYPE.PARAM (e.g. MLP.layer_width)"
+            f"{did_you_mean(name, [*WORKLOAD_FIELDS, 'scene', *op_types()])}; use "
+            f"{', '.join(WORKLOAD_FIELDS)}, scene or OPTYPE.PARAM (e.g. MLP.layer_width)"
         )
     if not isinstance(values, list | tuple) or not values:
         raise InvalidInputError(f"{where}workload axis {name!r}: give a non-empty list of values")
@@ -434,6 +438,28 @@ def _workload_values(name: str, values: Any, where: str) -> list[float]:
                 f"{where}workload axis {name!r}: values must be integers >= 1, got {v!r}"
             )
     return [int(v) if float(v).is_integer() else float(v) for v in values]
+
+
+def _scenes(values: Any, where: str) -> list[float | str]:
+    """The ``scene`` axis: standard scenes by name, each once."""
+    listed = [values] if isinstance(values, str) else values
+    if not isinstance(listed, list | tuple) or not listed:
+        raise InvalidInputError(f"{where}workload axis 'scene': give a non-empty list of scenes")
+    for i, value in enumerate(listed):
+        if not isinstance(value, str):
+            raise InvalidInputError(
+                f"{where}workload axis 'scene': scenes are names, got {value!r}", "scene"
+            )
+        try:
+            scene(value)
+        except InvalidInputError as e:
+            raise InvalidInputError(f"{where}workload axis 'scene': {e}", "scene") from None
+        if value in listed[:i]:
+            raise InvalidInputError(
+                f"{where}workload axis 'scene': {value!r} is listed twice; give each scene once",
+                "scene",
+            )
+    return list(listed)
 
 
 def _figure(name: str, where: str, what: str) -> str:

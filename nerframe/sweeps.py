@@ -18,7 +18,7 @@ stopped, and ``backend="dask"`` runs the tasks on a Dask cluster
 >>> grid = {"frequency_mhz": [500, 1000], "systolic_array_32x32.count": [1, 2]}
 >>> result = nerframe.sweep(nerframe.pipeline("neurex"), "neurex", grid)
 >>> result.select("frequency_mhz", "systolic_array_32x32.count", "bottleneck_module").rows()[:2]
-[(500.0, 1, 'index_generation_unit'), (500.0, 2, 'index_generation_unit')]
+[(500.0, 1, 'systolic_array_32x32'), (500.0, 2, 'systolic_array_32x32')]
 """
 
 from __future__ import annotations
@@ -98,7 +98,7 @@ class _Prepared(NamedTuple):
     mapped: Mapped
     dags: tuple[Dag, Dag, Dag]
     ops: tuple[OpArrays, OpArrays, OpArrays]
-    nbytes: np.ndarray  # DRAM bytes of each phase
+    nbytes: np.ndarray  # (2, 3): DRAM and SRAM bytes of each phase
     checked: bool  # every configuration of the grid passes the scheduler's checks
     name: int  # the graph's index in the rows' graph Enum
 
@@ -121,6 +121,12 @@ class Evaluator:
         self._accelerator = pl.Series([spec.hardware.name], dtype=pl.Enum([spec.hardware.name]))
         self._bottlenecks = pl.Series(self.modules, dtype=pl.Enum(self.modules))
         self._points = list(spec.points())
+        # Axes of names (scenes) as Enums of their values in lexical order, as graphs.
+        self._kinds = {
+            name: pl.Enum(sorted(map(str, values)))
+            for name, values in spec.workload.items()
+            if any(isinstance(v, str) for v in values)
+        }
         self._grid = self._kernel_grid()
         self._split = spec.parallelism == "split"
         counts = self._extreme().module_count[0]
@@ -150,7 +156,9 @@ class Evaluator:
                 checked = True
             except InvalidInputError:
                 checked = False
-            nbytes = np.array([mapped.dram_bytes[o].sum() for o in parts], np.float64)
+            traffic = (mapped.dram_bytes, mapped.sram_bytes)
+            per_phase = [[per_op[o].sum() for o in parts] for per_op in traffic]
+            nbytes = np.array(per_phase, np.float64)
             self._prepared = _Prepared(
                 g,
                 mapped,
@@ -178,7 +186,7 @@ class Evaluator:
             "accelerator": self._accelerator.new_from_index(0, size),
         }
         for name, value in self._points[task.point].items():
-            kind = pl.Int64 if isinstance(value, int) else pl.Float64
+            kind = self._kinds.get(name) or (pl.Int64 if isinstance(value, int) else pl.Float64)
             columns[name] = pl.Series(name, [value], kind).new_from_index(0, size)
         columns["config"] = ints[0]
         for a, (name, values) in enumerate(spec.grid.items()):
@@ -275,6 +283,8 @@ class Evaluator:
             base.module_array_rows[0],
             base.module_array_cols[0],
             base.module_dataflow[0],
+            float(base.sram_pj_per_byte[0]),
+            float(base.leakage_uw_per_mm2[0]),
         )
 
     def _extreme(self) -> Configurations:

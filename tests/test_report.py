@@ -28,6 +28,7 @@ CHROMIUM = Path("/usr/bin/chromium")
 # 1 matrix + 2 operator graphs + (Gantt, roofline, breakdown) for each of the 3 ok pairs.
 CHARTS = {
     "matrix",
+    "area-power",
     "graph--gsplat",
     "graph--hashnerf_train",
     *(
@@ -325,9 +326,10 @@ def test_report_of_an_analyze_store(tmp_path: Path) -> None:
 
     store = analyze(["neurex"], output=tmp_path / "out", report=False).store
     page = build_report(store, images=True).read_text()
-    # matrix + operator graph + (Gantt, roofline, breakdown) on neurex and neurex_server
-    assert page.count('<div class="chart" data-chart="') == 8
-    assert len(list((store / "charts").glob("*.png"))) == 8
+    # matrix + area and power + operator graph + (Gantt, roofline, breakdown) on neurex
+    # and neurex_server
+    assert page.count('<div class="chart" data-chart="') == 9
+    assert len(list((store / "charts").glob("*.png"))) == 9
     roof = (store / "charts" / "roofline--neurex--neurex.svg").read_text()
     assert "neurex ridge" in roof and "A100 ridge" in roof
 

@@ -46,7 +46,11 @@ def _expected(graph: nerframe.Graph, accel: nerframe.Accelerator, parallelism: s
             module,
             # work in each module's unit (lookups, samples, FLOPs: tested in test_units)
             work(table, np.array(module), accel).tolist(),
-            table["bytes_total"].to_list(),
+            # a module that keeps its data on chip moves no DRAM bytes
+            [
+                0.0 if accel.modules[m].on_chip else b
+                for m, b in zip(module, table["bytes_total"], strict=True)
+            ],
         ),
         ref.Config(
             count=counts,
@@ -61,7 +65,10 @@ def _expected(graph: nerframe.Graph, accel: nerframe.Accelerator, parallelism: s
     )
     frame_cycles = one.makespan + (graph.batches - 1) * one.interval
     hz = accel.frequency_mhz * 1e6
-    energy = graph.batches * one.energy_j
+    # every op is batch-scoped: SRAM traffic is each op's bytes, once per batch;
+    # leakage runs for the whole frame
+    sram = graph.batches * sum(table["bytes_total"]) * accel.sram_energy_pj_per_byte * 1e-12
+    energy = graph.batches * one.energy_j + sram + accel.leakage_w * frame_cycles / hz
     return {
         "makespan_cycles": one.makespan,
         "interval_cycles": one.interval,

@@ -20,6 +20,7 @@ shared look (`theme`), table preparation (`tables`), templates and export (`expo
 ['frames per second', 'energy per frame (J)']
 """
 
+from nerframe.charts.area_power import area_power_chart
 from nerframe.charts.breakdown import breakdown_chart, breakdown_specs
 from nerframe.charts.dataflow import graph_chart, graph_spec
 from nerframe.charts.export import save_chart
@@ -36,6 +37,7 @@ __all__ = [
     "MAX_ROWS",
     "VL_VERSION",
     "Chart",
+    "area_power_chart",
     "breakdown_chart",
     "breakdown_specs",
     "gantt_chart",

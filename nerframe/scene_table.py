@@ -1,0 +1,183 @@
+"""The standard scenes: the workloads papers evaluate on, as data.
+
+A packaged table (``nerframe/scenes.csv``) lists, per scene: its ``name``, its
+``dataset``, the frame ``width`` and ``height`` (pixels) the papers render it
+at, the 3DGS ``gaussians`` of the official code at 30K iterations, and the
+NeRF ``samples_per_ray`` where a per-scene figure is published; each figure
+has its source column (``resolution_source``, ``gaussians_source``,
+``samples_source``), which says why a figure is empty when it is. Rows: the
+eight NeRF-Synthetic scenes, the seven Mip-NeRF360 scenes of the 3DGS
+evaluation, and the Tanks&Temples and Deep Blending means (``tanks_temples``,
+``deep_blending``).
+
+`nerframe.pipeline` takes a scene by name (``scene="lego"``): docs/model.md
+says what a scene sets in each pipeline.
+
+>>> table = scenes()
+>>> table.filter(name="bicycle").select("width", "height", "gaussians").row(0)
+(1237, 822, 6060000)
+>>> scene("lego").frame_pixels
+640000
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import polars as pl
+
+from nerframe.errors import InvalidInputError, NerframeError, did_you_mean
+
+SCENES = Path(__file__).with_name("scenes.csv")
+"""The packaged scene table."""
+
+SCHEMA = {
+    "name": pl.String(),
+    "dataset": pl.String(),
+    "width": pl.Int64(),
+    "height": pl.Int64(),
+    "gaussians": pl.Int64(),
+    "samples_per_ray": pl.Int64(),
+    "resolution_source": pl.String(),
+    "gaussians_source": pl.String(),
+    "samples_source": pl.String(),
+}
+"""The table's declared columns: a file with other columns, or values of other
+types, is refused."""
+
+_FIGURES = {
+    "width": "resolution_source",
+    "height": "resolution_source",
+    "gaussians": "gaussians_source",
+    "samples_per_ray": "samples_source",
+}
+"""Each figure and the column that gives its source."""
+
+
+@dataclass(frozen=True)
+class Scene:
+    """One row of the scene table; `gaussians` and `samples_per_ray` are None
+    where no per-scene figure is published.
+
+    >>> Scene("x", "d", 16, 9, None, None).frame_pixels
+    144
+    """
+
+    name: str
+    dataset: str
+    width: int
+    height: int
+    gaussians: int | None
+    samples_per_ray: int | None
+
+    @property
+    def frame_pixels(self) -> int:
+        """Pixels of one frame: width × height."""
+        return self.width * self.height
+
+
+def scenes() -> pl.DataFrame:
+    """The packaged scene table, one row per scene (columns: `SCHEMA`).
+
+    >>> scenes().filter(dataset="Mip-NeRF360").height
+    7
+    """
+    return _table().clone()
+
+
+def scene(name: str) -> Scene:
+    """The scene `name` of the table; an unknown name is an `InvalidInputError`
+    listing the known ones.
+
+    >>> scene("tanks_temples").gaussians
+    1783867
+    >>> try:
+    ...     scene("lgo")
+    ... except InvalidInputError as e:
+    ...     print(str(e)[:60])
+    unknown scene 'lgo' (did you mean 'lego'?); known scenes: ch
+    """
+    rows = _rows()
+    if not isinstance(name, str) or name not in rows:
+        text = name if isinstance(name, str) else repr(name)
+        raise InvalidInputError(
+            f"unknown scene {text!r}{did_you_mean(str(name), rows)}; "
+            f"known scenes: {', '.join(rows)}",
+            "scene",
+        )
+    return rows[name]
+
+
+def names() -> list[str]:
+    """The scene names, in table order.
+
+    >>> names()[:2]
+    ['chair', 'drums']
+    """
+    return list(_rows())
+
+
+@cache
+def _rows() -> dict[str, Scene]:
+    return {
+        row["name"]: Scene(
+            row["name"],
+            row["dataset"],
+            row["width"],
+            row["height"],
+            row["gaussians"],
+            row["samples_per_ray"],
+        )
+        for row in _table().iter_rows(named=True)
+    }
+
+
+@cache
+def _table() -> pl.DataFrame:
+    return read_scenes(SCENES)
+
+
+def read_scenes(path: str | Path) -> pl.DataFrame:
+    """A scene table file, checked: the declared columns in order, unique
+    lower-case names, positive figures and a source for every figure given.
+    Any fault is a `NerframeError` naming the file and the row.
+
+    >>> read_scenes(SCENES).height
+    17
+    """
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise NerframeError(f"{path}: cannot read the scene table ({e})") from None
+    if text.partition("\n")[0].strip().split(",") != list(SCHEMA):
+        raise NerframeError(f"{path}: the scene table's columns are {', '.join(SCHEMA)}")
+    try:
+        table = pl.read_csv(text.encode(), schema=SCHEMA)
+    except pl.exceptions.PolarsError as e:
+        reason = str(e).splitlines()[0]
+        raise NerframeError(f"{path}: not a scene table ({reason})") from None
+    seen: set[str] = set()
+    for row in table.iter_rows(named=True):
+        name = row["name"]
+        where = f"{path}: scene {name!r}"
+        if not name or not name.isidentifier() or name != name.lower():
+            raise NerframeError(f"{path}: scene name {name!r} is not a lower-case identifier")
+        if name in seen:
+            raise NerframeError(f"{where} is listed twice")
+        seen.add(name)
+        if not row["dataset"]:
+            raise NerframeError(f"{where}: no dataset")
+        for figure, source in _FIGURES.items():
+            value = row[figure]
+            if figure in ("width", "height") and value is None:
+                raise NerframeError(f"{where}: no {figure}")
+            if value is not None and value < 1:
+                raise NerframeError(f"{where}: {figure} must be >= 1, got {value}")
+            if not row[source]:
+                raise NerframeError(f"{where}: {figure} has no {source}")
+    return table
+
+
+__all__ = ["SCENES", "SCHEMA", "Scene", "names", "read_scenes", "scene", "scenes"]
