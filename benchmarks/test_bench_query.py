@@ -140,6 +140,7 @@ def _schedule(ops: pl.DataFrame, accel: Accelerator, rng: np.random.Generator) -
         memory_cycles=pl.Series(memory),
         bound=pl.Series(np.where(compute >= memory, "compute", "memory")),
         energy_j=pl.Series(duration * 1e-9),
+        array_utilization=pl.lit(None, pl.Float64),
     )
     return _conform(frame, schemas.SCHEDULE, "schedule")
 

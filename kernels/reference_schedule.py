@@ -49,6 +49,8 @@ class Graph:
     op_module: list[int]
     work: list[float]  # in the module's unit: FLOPs or items
     bytes_total: list[float]
+    # GEMMs (M, K, N) of each op, timing it on a systolic array; None: none at all
+    gemms: list[list[tuple[int, int, int]]] | None = None
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,52 @@ class Config:
     frequency_mhz: float
     dram_bandwidth_gbps: float
     dram_pj_per_byte: float
+    # per module: systolic array shape and dataflow ("os", "ws", "is" or None)
+    array_rows: list[int] | None = None
+    array_cols: list[int] | None = None
+    dataflow: list[str | None] | None = None
+
+
+def fold_cycles(rows: int, cols: int, dataflow: str, streamed: int) -> int:
+    """Cycles of one fold of a rows x cols array, from the dataflow's events.
+
+    The streamed operand's element t enters array row i at cycle i + t (skewed
+    inputs) and reaches column j at i + j + t. os: PE (i, j) does its MAC of step
+    t then and keeps the sum (drained during the next fold), so the fold ends
+    after the far corner's last MAC. ws and is: a preload of ``rows`` cycles
+    shifts the stationary operand in first; a partial sum then moves down one row
+    per cycle, so column j's sum of element t leaves the bottom at
+    preload + (rows - 1) + j + t, the fold's last event for j = cols - 1,
+    t = streamed - 1.
+    """
+    preload = 0 if dataflow == "os" else rows
+    last_event = preload + (rows - 1) + (cols - 1) + (streamed - 1)
+    return last_event + 1
+
+
+def gemm_cycles_by_folds(m: int, k: int, n: int, rows: int, cols: int, dataflow: str) -> int:
+    """Cycles of an M x K x N GEMM: its folds, one after another, enumerated."""
+    spatial, streamed = {
+        "os": ((m, n), k),
+        "ws": ((k, n), m),
+        "is": ((k, m), n),
+    }[dataflow]
+    total = 0
+    for _row_start in range(0, spatial[0], rows):
+        for _col_start in range(0, spatial[1], cols):
+            total += fold_cycles(rows, cols, dataflow, streamed)
+    return total
+
+
+def array_cycles(
+    gemms: list[tuple[int, int, int]], rows: int, cols: int, dataflow: str, arrays: int
+) -> int:
+    """An op's GEMMs on `arrays` identical arrays, each taking its share of M rows."""
+    total = 0
+    for m, k, n in gemms:
+        share = -(-m // arrays)
+        total += gemm_cycles_by_folds(share, k, n, rows, cols, dataflow)
+    return total
 
 
 @dataclass(frozen=True)
@@ -100,7 +148,15 @@ def schedule_one(graph: Graph, config: Config) -> OneSchedule:
     for op in range(n):
         m = graph.op_module[op]
         k = config.instances[m]
-        compute.append(math.ceil(graph.work[op] / (config.throughput[m] * k)))
+        gemms = graph.gemms[op] if graph.gemms else []
+        flow = config.dataflow[m] if config.dataflow else None
+        if flow is not None and gemms:
+            rows = config.array_rows[m] if config.array_rows else 1
+            cols = config.array_cols[m] if config.array_cols else 1
+            cycles = array_cycles(gemms, rows, cols, flow, k)
+            compute.append(math.ceil(cycles * (2.0 * rows * cols / config.throughput[m])))
+        else:
+            compute.append(math.ceil(graph.work[op] / (config.throughput[m] * k)))
         memory.append(math.ceil(graph.bytes_total[op] / bytes_per_cycle))
         duration.append(config.latency[m] + max(compute[op], memory[op]))
 
@@ -172,6 +228,13 @@ def schedule_configs(
     """Same arguments and result as the kernel's `schedule_configs`, one config at a time."""
     n = len(ops.module)
     pred_ptr, succ_ptr = list(graph.pred_ptr), list(graph.succ_ptr)
+    gemm_ptr = [0] * (n + 1) if ops.gemm_ptr is None else np.asarray(ops.gemm_ptr).tolist()
+    gemm_rows = [] if ops.gemms is None else np.asarray(ops.gemms).reshape(-1, 3).tolist()
+    flows = (None, "os", "ws", "is")
+
+    def per_module(values: np.ndarray | None, c: int) -> list | None:
+        return None if values is None else np.asarray(values[c]).tolist()
+
     one_graph = Graph(
         preds=[
             [int(p) for p in graph.pred_idx[pred_ptr[op] : pred_ptr[op + 1]]] for op in range(n)
@@ -183,6 +246,9 @@ def schedule_configs(
         op_module=np.asarray(ops.module).tolist(),
         work=np.asarray(ops.work, np.float64).tolist(),
         bytes_total=np.asarray(ops.bytes_total, np.float64).tolist(),
+        gemms=[
+            [(m, k, n) for m, k, n in gemm_rows[gemm_ptr[op] : gemm_ptr[op + 1]]] for op in range(n)
+        ],
     )
     schedules = [
         schedule_one(
@@ -196,6 +262,11 @@ def schedule_configs(
                 frequency_mhz=float(configs.frequency_mhz[c]),
                 dram_bandwidth_gbps=float(configs.dram_bandwidth_gbps[c]),
                 dram_pj_per_byte=float(configs.dram_pj_per_byte[c]),
+                array_rows=per_module(configs.array_rows, c),
+                array_cols=per_module(configs.array_cols, c),
+                dataflow=None
+                if configs.dataflow is None
+                else [flows[code] for code in np.asarray(configs.dataflow[c]).tolist()],
             ),
         )
         for c in range(len(configs.frequency_mhz))

@@ -37,6 +37,7 @@ from numba import get_num_threads, njit, prange
 
 from nerframe.kernels.dag import Dag, check_dag, dag
 from nerframe.kernels.schedule_inputs import ConfigArrays, OpArrays, checked_inputs
+from nerframe.kernels.systolic import NONE, op_cycles
 
 __all__ = ["ConfigArrays", "Dag", "OpArrays", "ScheduleResult", "dag", "schedule_configs"]
 
@@ -149,13 +150,38 @@ def _schedule_chunk(
     # Busy cycles of each module: per instance where ops take every instance (their
     # duration), else instance-cycles (duration * k) to divide by the count at the end.
     busy = np.empty(n_modules, np.int64)
+    # Array cycles of each op and the (k, rows, cols, dataflow) they were computed
+    # for: consecutive configurations of a sweep mostly share them.
+    gemm_ptr, gemms = ops.gemm_ptr, ops.gemms
+    array_rows, array_cols, dataflow = cfg.array_rows, cfg.array_cols, cfg.dataflow
+    array_cycles = np.zeros(n, np.int64)
+    array_key = np.full((n, 4), -1, np.int64)
 
     for c in range(c_begin, c_end):
         freq_hz = frequency_mhz[c] * 1e6
         bytes_per_cycle = dram_bandwidth_gbps[c] * 1e9 / freq_hz
         for op in range(n):
             m = op_module[op]
-            compute = math.ceil(work[op] / (module_throughput[c, m] * module_k[c, m]))
+            df = dataflow[c, m]
+            if df != NONE and gemm_ptr[op + 1] > gemm_ptr[op]:
+                k = module_k[c, m]
+                rows, cols = array_rows[c, m], array_cols[c, m]
+                if (
+                    array_key[op, 0] != k
+                    or array_key[op, 1] != rows
+                    or array_key[op, 2] != cols
+                    or array_key[op, 3] != df
+                ):
+                    array_key[op, 0], array_key[op, 1] = k, rows
+                    array_key[op, 2], array_key[op, 3] = cols, df
+                    lo, hi = gemm_ptr[op], gemm_ptr[op + 1]
+                    array_cycles[op] = op_cycles(gemms, lo, hi, rows, cols, df, k)
+                # Throughput below the array's 2·rows·cols peak (an efficiency, a
+                # throughput axis) stretches its cycles in proportion.
+                peak = 2.0 * rows * cols
+                compute = math.ceil(array_cycles[op] * (peak / module_throughput[c, m]))
+            else:
+                compute = math.ceil(work[op] / (module_throughput[c, m] * module_k[c, m]))
             memory = math.ceil(bytes_total[op] / bytes_per_cycle)
             dur[op] = module_latency[c, m] + max(compute, memory)
             if keep_ops:
@@ -358,7 +384,10 @@ def schedule_configs(
     Every op on module m of configuration c occupies k = ``configs.instances[c, m]``
     of the module's ``configs.count[c, m]`` instances: k = count is ``split``
     parallelism, k = 1 ``instance``. Its duration is the module latency plus the
-    larger of ``ceil(work / (throughput * k))`` and its DRAM cycles. Per-op arrays
+    larger of ``ceil(work / (throughput * k))`` and its DRAM cycles. On a module
+    with a dataflow (a systolic array) an op with GEMMs takes their folded cycles
+    instead (`nerframe.kernels.systolic.op_cycles` over k arrays), times
+    ``2 * rows * cols / throughput``. Per-op arrays
     are filled only with ``keep_ops``. Arguments are validated in O(n + e + C * M);
     a violation raises `nerframe.InvalidInputError` naming the field, the
     configuration and, for a duration beyond the exact range, the op and module.

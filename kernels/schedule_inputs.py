@@ -25,6 +25,7 @@ from numba import njit, prange
 
 from nerframe.errors import InvalidInputError
 from nerframe.kernels.dag import int_vector
+from nerframe.kernels.systolic import IS, NONE, op_cycles
 
 __all__ = ["MAX_COUNT", "MAX_CYCLES", "ConfigArrays", "OpArrays", "checked_inputs"]
 
@@ -42,6 +43,11 @@ class OpArrays(NamedTuple):
     module: np.ndarray  # int64[n]: module index of each op, 0..M-1
     work: np.ndarray  # float64[n]: work in the module's unit (FLOPs or items)
     bytes_total: np.ndarray  # float64[n]: DRAM bytes moved
+    # The GEMMs of op i (rows M, K, N) are gemms[gemm_ptr[i]:gemm_ptr[i + 1]]; on a
+    # systolic-array module they time the op (`nerframe.kernels.systolic`). None:
+    # no op has any (checked_inputs makes the empty arrays).
+    gemm_ptr: np.ndarray = None  # type: ignore[assignment]  # int64[n + 1]
+    gemms: np.ndarray = None  # type: ignore[assignment]  # int64[L, 3]
 
 
 class ConfigArrays(NamedTuple):
@@ -56,6 +62,12 @@ class ConfigArrays(NamedTuple):
     frequency_mhz: np.ndarray  # float64 (> 0)
     dram_bandwidth_gbps: np.ndarray  # float64 (> 0)
     dram_pj_per_byte: np.ndarray  # float64 (>= 0)
+    # A module with a dataflow (`nerframe.kernels.systolic` codes, 0 = none) is an
+    # array_rows x array_cols systolic array. None: no module is (checked_inputs
+    # makes 1 x 1 arrays of dataflow 0).
+    array_rows: np.ndarray = None  # type: ignore[assignment]  # int64 (>= 1)
+    array_cols: np.ndarray = None  # type: ignore[assignment]  # int64 (>= 1)
+    dataflow: np.ndarray = None  # type: ignore[assignment]  # int64 (0..3)
 
 
 # Per field: integer-valued, lowest allowed value, whether that value is excluded.
@@ -68,7 +80,12 @@ _RANGES = {
     "frequency_mhz": (False, 0, True),
     "dram_bandwidth_gbps": (False, 0, True),
     "dram_pj_per_byte": (False, 0, False),
+    "array_rows": (True, 1, False),
+    "array_cols": (True, 1, False),
+    "dataflow": (True, 0, False),
 }
+# Per-module fields among ConfigArrays' (the others are per configuration).
+_TWO_D = (True,) * 5 + (False,) * 3 + (True,) * 3
 
 
 def _array(name: str, values: object, shape: tuple[int, ...], integer: bool) -> np.ndarray:
@@ -138,6 +155,9 @@ def _scan_chunk(
             ok = ok and count >= 1 and count <= MAX_COUNT and k >= 1 and k <= count
             ok = ok and cfg.latency[c, m] >= 0
             ok = ok and thr > 0 and thr < math.inf and power >= 0 and power < math.inf
+            rows, cols = cfg.array_rows[c, m], cfg.array_cols[c, m]
+            ok = ok and rows >= 1 and rows <= MAX_COUNT and cols >= 1 and cols <= MAX_COUNT
+            ok = ok and cfg.dataflow[c, m] >= 0 and cfg.dataflow[c, m] <= IS
             if not ok:
                 return c, long_c, long_m
             count_seen[m] = max(count_seen[m], count)
@@ -198,10 +218,12 @@ def _name_bad_value(cfg: ConfigArrays, c: int) -> None:
                 problem = f"must be finite, got {value}"
             elif value < low or (strict and value == low):
                 problem = f"must be {'>' if strict else '>='} {low}, got {value}"
-            elif name == "count" and value > MAX_COUNT:
+            elif name in ("count", "array_rows", "array_cols") and value > MAX_COUNT:
                 problem = f"must be <= {MAX_COUNT}, got {value}"
             elif name == "instances" and value > cfg.count[c, m]:
                 problem = f"must be <= count ({cfg.count[c, m]}), got {value}"
+            elif name == "dataflow" and value > IS:
+                problem = f"must be <= {IS}, got {value}"
             if problem:
                 raise InvalidInputError(
                     f"{name} of {where} {problem}",
@@ -244,14 +266,20 @@ def checked_inputs(
     n_configs, n_modules = count.shape
     if n and (module.min() < 0 or module.max() >= n_modules):
         raise InvalidInputError(f"module names a module outside 0..{n_modules - 1}", "module")
+    no_array = {
+        name: np.full(count.shape, 0 if name == "dataflow" else 1, np.int64)
+        for name in ("array_rows", "array_cols", "dataflow")
+        if getattr(configs, name) is None
+    }
     cfg = ConfigArrays(
         *(
             _array(name, values, count.shape if values_2d else (n_configs,), _RANGES[name][0])
             for name, values, values_2d in zip(
-                ConfigArrays._fields, configs, (True,) * 5 + (False,) * 3, strict=True
+                ConfigArrays._fields, configs._replace(**no_array), _TWO_D, strict=True
             )
         )
     )
+    gemm_ptr, gemms = _checked_gemms(ops, n)
     work_op = _largest_per_module(module, work, n_modules)
     bytes_op = _largest_per_module(module, bytes_total, n_modules)
     # -1 marks a module without ops; indexing with -1 is harmless as it is masked.
@@ -282,4 +310,87 @@ def checked_inputs(
             module=int(m),
             configuration=int(c),
         )
-    return OpArrays(module, work, bytes_total), cfg, count_max
+    _check_array_durations(cfg, module, bytes_total, gemm_ptr, gemms, limit)
+    return OpArrays(module, work, bytes_total, gemm_ptr, gemms), cfg, count_max
+
+
+def _checked_gemms(ops: OpArrays, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ops' GEMM lists as contiguous int64 arrays (empty lists if None), validated."""
+    if ops.gemm_ptr is None and ops.gemms is None:
+        return np.zeros(n + 1, np.int64), np.zeros((0, 3), np.int64)
+    if ops.gemm_ptr is None or ops.gemms is None:
+        raise InvalidInputError("gemm_ptr and gemms must be given together", "gemm_ptr")
+    ptr = _array("gemm_ptr", ops.gemm_ptr, (n + 1,), integer=True)
+    shape = np.shape(ops.gemms)
+    gemms = _array("gemms", ops.gemms, (shape[0] if shape else -1, 3), integer=True)
+    if ptr[0] != 0 or ptr[-1] != gemms.shape[0] or (np.diff(ptr) < 0).any():
+        raise InvalidInputError(
+            f"gemm_ptr must rise from 0 to the {gemms.shape[0]} GEMMs, got {ptr.tolist()[:8]}",
+            "gemm_ptr",
+        )
+    _check_range("gemms", gemms, 1)
+    # Exact MAC counts keep the cycle arithmetic inside int64.
+    macs = gemms.astype(np.float64).prod(axis=1)
+    if macs.size and not macs.max() < MAX_CYCLES:
+        g = int(macs.argmax())
+        raise InvalidInputError(
+            f"gemms[{g}] = {gemms[g].tolist()} has {macs[g]:.3g} MACs, beyond the exact "
+            f"range ({MAX_CYCLES:.3g})",
+            "gemms",
+        )
+    return ptr, gemms
+
+
+@njit(cache=True)
+def _first_long_array_op(
+    cfg: ConfigArrays,
+    module: np.ndarray,
+    bytes_total: np.ndarray,
+    gemm_ptr: np.ndarray,
+    gemms: np.ndarray,
+    limit: float,
+) -> tuple[int, int, float]:
+    # The first (configuration, op) whose array-timed duration may reach `limit`
+    # cycles, and that bound ((-1, -1, 0) if none): on one array (k = 1), the most.
+    for c in range(cfg.count.shape[0]):
+        cycles_per_byte = cfg.frequency_mhz[c] * 1e6 / (cfg.dram_bandwidth_gbps[c] * 1e9)
+        for op in range(module.shape[0]):
+            m = module[op]
+            df = cfg.dataflow[c, m]
+            if df == NONE or gemm_ptr[op + 1] == gemm_ptr[op]:
+                continue
+            rows, cols = cfg.array_rows[c, m], cfg.array_cols[c, m]
+            cycles = op_cycles(gemms, gemm_ptr[op], gemm_ptr[op + 1], rows, cols, df, 1)
+            worst = (
+                cfg.latency[c, m]
+                + cycles * (2.0 * rows * cols / cfg.throughput[c, m])
+                + bytes_total[op] * cycles_per_byte
+            )
+            if not worst < limit:
+                return c, op, worst
+    return -1, -1, 0.0
+
+
+def _check_array_durations(
+    cfg: ConfigArrays,
+    module: np.ndarray,
+    bytes_total: np.ndarray,
+    gemm_ptr: np.ndarray,
+    gemms: np.ndarray,
+    limit: float,
+) -> None:
+    """Raise naming the first op whose array-timed duration may leave the exact range."""
+    if gemms.shape[0] == 0 or not (cfg.dataflow != NONE).any():
+        return
+    c, op, worst = _first_long_array_op(cfg, module, bytes_total, gemm_ptr, gemms, limit)
+    if op < 0:
+        return
+    m = int(module[op])
+    raise InvalidInputError(
+        f"op {op} on module {m} of configuration {c} may take up to {worst:.3g} cycles, "
+        f"beyond the exact range ({MAX_CYCLES:.3g} cycles over {module.size} ops)",
+        f"op {op}",
+        op=op,
+        module=m,
+        configuration=int(c),
+    )

@@ -18,15 +18,19 @@ every configuration of the grid is schedulable.
 >>> import numpy as np
 >>> from nerframe.kernels.dag import dag
 >>> from nerframe.kernels.schedule_inputs import OpArrays
->>> one = np.ones(1)
+>>> one, one_int = np.ones(1), np.ones(1, np.int64)
 >>> grid = Grid(np.array([1]), one * 10, np.array([2]), one * 1000, one, one * np.nan,
 ...             one, np.array([True]), False, 1000.0, 100.0, 0.0, 1.0, 0.0,
 ...             np.array([2]), np.array([COUNT]), np.array([0]),
-...             np.array([[1, 2]]), np.zeros((1, 2)))
+...             np.array([[1, 2]]), np.zeros((1, 2)), one_int, one_int, one_int * 0)
 >>> chain = (dag(0, [], []), dag(2, [0], [1]), dag(0, [], []))
->>> ops = (OpArrays(np.zeros(0, np.int64), np.zeros(0), np.zeros(0)),
-...        OpArrays(np.zeros(2, np.int64), np.array([100.0, 40.0]), np.zeros(2)),
-...        OpArrays(np.zeros(0, np.int64), np.zeros(0), np.zeros(0)))
+>>> no_gemms = np.zeros((0, 3), np.int64)
+>>> ops = (OpArrays(np.zeros(0, np.int64), np.zeros(0), np.zeros(0), np.zeros(1, np.int64),
+...                 no_gemms),
+...        OpArrays(np.zeros(2, np.int64), np.array([100.0, 40.0]), np.zeros(2),
+...                 np.zeros(3, np.int64), no_gemms),
+...        OpArrays(np.zeros(0, np.int64), np.zeros(0), np.zeros(0), np.zeros(1, np.int64),
+...                 no_gemms))
 >>> ints, floats, ok = out = result_matrices(2, 1)
 >>> longest = evaluate_chunk(0, grid, chain, ops, np.zeros((2, 3)), 1, True, True,
 ...     np.zeros(2, np.int64), np.zeros(0, np.int64), np.zeros(0), np.zeros(0), out)
@@ -117,6 +121,9 @@ class Grid(NamedTuple):
     module: np.ndarray  # int64[A]
     ints: np.ndarray  # int64[A, max size]
     floats: np.ndarray  # float64[A, max size]
+    array_rows: np.ndarray  # int64[M]: systolic array shape (1 where none)
+    array_cols: np.ndarray  # int64[M]
+    dataflow: np.ndarray  # int64[M]: `nerframe.kernels.systolic` code, 0 = not an array
     sram_pj_per_byte: float = 0.0
     leakage_uw_per_mm2: float = 0.0
 
@@ -183,6 +190,9 @@ def _block(
     bandwidth = np.empty(n, np.float64)
     raw_bandwidth = np.empty(n, np.float64)
     pj = np.empty(n, np.float64)
+    array_rows = np.empty((n, n_modules), np.int64)
+    array_cols = np.empty((n, n_modules), np.int64)
+    dataflow = np.empty((n, n_modules), np.int64)
     leakage = np.empty(n, np.float64)
     area = np.empty(n_modules, np.float64)
     raw_throughput = np.empty(n_modules, np.float64)
@@ -201,6 +211,9 @@ def _block(
             raw_throughput[m] = grid.throughput[m]
             power[i, m] = grid.power_uw[m]
             area[m] = grid.area_um2[m]
+            array_rows[i, m] = grid.array_rows[m]
+            array_cols[i, m] = grid.array_cols[m]
+            dataflow[i, m] = grid.dataflow[m]
         f, bw, e = grid.frequency_mhz, grid.dram_bandwidth_gbps, grid.dram_pj_per_byte
         for a in range(n_axes):
             code, m, j = grid.field[a], grid.module[a], coord[a]
@@ -260,7 +273,19 @@ def _block(
         leakage[i] = (known_area + grid.sram_area_um2) / 1e6 * grid.leakage_uw_per_mm2 * 1e-6
         floats[5, c] = (module_area + grid.sram_area_um2) / 1e6
         floats[6, c] = flops_per_cycle * f * 1e6 / 1e12
-    cfg = ConfigArrays(count, instances, throughput, latency, power, frequency, bandwidth, pj)
+    cfg = ConfigArrays(
+        count,
+        instances,
+        throughput,
+        latency,
+        power,
+        frequency,
+        bandwidth,
+        pj,
+        array_rows,
+        array_cols,
+        dataflow,
+    )
     makespan = np.zeros((3, n), np.int64)
     interval = np.zeros((3, n), np.int64)
     busiest = np.zeros((3, n), np.int64)

@@ -7,7 +7,9 @@ counts (``sample``, ``ray``, ``pixel``, ``gaussian``, ``lookup``; see
 on-chip SRAM, so its ops move no DRAM bytes. A module with ``power_reference_mhz``
 gives dynamic power measured at that clock, which scales linearly with the clock;
 without it, power is the same at any clock. ``efficiency`` in (0, 1] is the share of
-the peak throughput that real kernels reach (it matters for GPUs).
+the peak throughput that real kernels reach (it matters for GPUs). A module with
+an ``array`` (rows, cols) and a ``dataflow`` is a systolic array: its MLP ops take
+the cycles of their layers' GEMMs folded onto it (`nerframe.kernels.systolic`).
 
 >>> m = Module("peu", "ENCODING", 1, 1.0, 130, 5200.0, 330.0, 16.0, unit="sample")
 >>> m.unit, m.on_chip
@@ -22,6 +24,11 @@ from dataclasses import dataclass, field
 
 from nerframe import ppa, technology
 from nerframe.errors import NerframeError
+
+DATAFLOWS = ("os", "ws", "is")
+"""Systolic-array dataflows: output, weight and input stationary."""
+MAX_ARRAY_SIDE = 2**20
+"""Most rows or columns of a systolic array (the scheduler kernel's bound)."""
 
 
 @dataclass(frozen=True)
@@ -43,6 +50,11 @@ class Module:
     on_chip: bool = False
     power_reference_mhz: float | None = None
     efficiency: float = 1.0
+    # A systolic array of rows x cols MACs (2·rows·cols FLOP/cycle) and its dataflow,
+    # "os", "ws" or "is" (`nerframe.kernels.systolic`): it times its MLP ops layer
+    # by layer, folded onto the array. None: the module is rated by its throughput.
+    array: tuple[int, int] | None = None
+    dataflow: str | None = None
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,14 @@ from pathlib import Path
 from typing import Any
 
 from nerframe import technology as node_table
-from nerframe.accelerator_model import Accelerator, Module, Sram, copied_area_warnings
+from nerframe.accelerator_model import (
+    DATAFLOWS,
+    MAX_ARRAY_SIDE,
+    Accelerator,
+    Module,
+    Sram,
+    copied_area_warnings,
+)
 from nerframe.errors import InvalidInputError, NerframeError
 from nerframe.json_reader import Reader, read_sram
 from nerframe.mapping import HOST, op_key
@@ -204,15 +211,12 @@ def _nerframe_module(raw: Any, where: str, r: Reader, efficiency: float) -> Modu
     m = r.object(raw, where)
     r.only(m, _MODULE, where)
     reference = m.get("power_reference_mhz")
+    array, dataflow = _array(m, where, r)
     return Module(
         name=r.string(r.get(m, "name", where), f"{where}.name"),
         type=r.string(r.get(m, "type", where), f"{where}.type"),
         count=r.integer(r.get(m, "count", where), f"{where}.count", positive=True),
-        throughput_ops_per_cycle=r.number(
-            r.get(m, "throughput_ops_per_cycle", where),
-            f"{where}.throughput_ops_per_cycle",
-            positive=True,
-        ),
+        throughput_ops_per_cycle=_throughput(m, where, r, array),
         latency_cycles=r.integer(r.get(m, "latency_cycles", where), f"{where}.latency_cycles"),
         area_um2=_area(r.get(m, "area_um2", where), f"{where}.area_um2", r),
         power_uw=r.number(r.get(m, "power_uw", where), f"{where}.power_uw"),
@@ -224,7 +228,47 @@ def _nerframe_module(raw: Any, where: str, r: Reader, efficiency: float) -> Modu
         if reference is None
         else r.number(reference, f"{where}.power_reference_mhz", positive=True),
         efficiency=efficiency,
+        array=array,
+        dataflow=dataflow,
     )
+
+
+def _array(m: dict[str, Any], where: str, r: Reader) -> tuple[tuple[int, int] | None, str | None]:
+    """A module's systolic ``array`` [rows, cols] and ``dataflow``: both or neither."""
+    if "array" not in m and "dataflow" not in m:
+        return None, None
+    if "array" not in m or "dataflow" not in m:
+        given, missing = ("array", "dataflow") if "array" in m else ("dataflow", "array")
+        r.fail(f"{where}.{given}", f"needs '{missing}' too (a systolic array has both)")
+    shape = r.array(m["array"], f"{where}.array")
+    if len(shape) != 2:
+        r.fail(f"{where}.array", "must be [rows, cols]", shape)
+    rows, cols = (r.integer(v, f"{where}.array[{i}]", positive=True) for i, v in enumerate(shape))
+    if max(rows, cols) > MAX_ARRAY_SIDE:
+        r.fail(f"{where}.array", f"must have at most {MAX_ARRAY_SIDE} rows and columns", shape)
+    if m.get("unit", "flop") != "flop":
+        r.fail(f"{where}.unit", "must be 'flop' on a systolic array", m["unit"])
+    return (rows, cols), r.choice(m["dataflow"], f"{where}.dataflow", DATAFLOWS)
+
+
+def _throughput(m: dict[str, Any], where: str, r: Reader, array: tuple[int, int] | None) -> float:
+    """``throughput_ops_per_cycle``; on a systolic array 2·rows·cols, which it may omit."""
+    if array is None or "throughput_ops_per_cycle" in m:
+        value = r.number(
+            r.get(m, "throughput_ops_per_cycle", where),
+            f"{where}.throughput_ops_per_cycle",
+            positive=True,
+        )
+    else:
+        value = 2.0 * array[0] * array[1]
+    if array is not None and value != 2 * array[0] * array[1]:
+        r.fail(
+            f"{where}.throughput_ops_per_cycle",
+            f"must be 2 * rows * cols = {2 * array[0] * array[1]} FLOP/cycle for its "
+            f"array {list(array)} (or be left out)",
+            value,
+        )
+    return value
 
 
 def _area(value: Any, where: str, r: Reader) -> float:

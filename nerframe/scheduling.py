@@ -41,7 +41,7 @@ import numpy as np
 import polars as pl
 
 from nerframe import ppa
-from nerframe.accelerator_model import Accelerator, leakage_w
+from nerframe.accelerator_model import DATAFLOWS, Accelerator, Module, leakage_w
 from nerframe.builtin_pipelines import pipeline
 from nerframe.costing import costs
 from nerframe.errors import InvalidInputError, NerframeError, check_flag
@@ -50,6 +50,7 @@ from nerframe.hardware import accelerator
 from nerframe.kernels.dag import Dag, dag
 from nerframe.kernels.frames import FLOAT_FIGURES, frames
 from nerframe.kernels.schedule import ConfigArrays, OpArrays, ScheduleResult, schedule_configs
+from nerframe.kernels.systolic import mlp_gemms
 from nerframe.mapping import gathered_bytes, map_operators, work
 from nerframe.schemas import BOUND, MODULE_BUSY, SCHEDULE, SUMMARY
 
@@ -108,6 +109,9 @@ class Configurations:
     module_efficiency: np.ndarray
     memory_efficiency: np.ndarray
     module_counts_flops: np.ndarray
+    module_array_rows: np.ndarray
+    module_array_cols: np.ndarray
+    module_dataflow: np.ndarray
     sram_pj_per_byte: np.ndarray
     leakage_uw_per_mm2: np.ndarray
     sram_area_um2: np.ndarray
@@ -138,6 +142,10 @@ class Configurations:
             module_efficiency=np.array([[m.efficiency for m in modules]]),
             memory_efficiency=np.array([accel.memory_efficiency]),
             module_counts_flops=np.array([[m.unit == "flop" for m in modules]]),
+            # 1 x 1 and code 0 where a module is not a systolic array
+            module_array_rows=np.array([[m.array[0] if m.array else 1 for m in modules]]),
+            module_array_cols=np.array([[m.array[1] if m.array else 1 for m in modules]]),
+            module_dataflow=np.array([[_dataflow_code(m) for m in modules]], np.int64),
             sram_pj_per_byte=np.array([accel.sram_energy_pj_per_byte]),
             leakage_uw_per_mm2=np.array([accel.leakage_density_uw_per_mm2]),
             sram_area_um2=np.array([accel.sram_area_um2]),
@@ -189,6 +197,11 @@ class Configurations:
         return self.dram_bandwidth_gbps * self.memory_efficiency
 
 
+def _dataflow_code(module: Module) -> int:
+    """The kernel's code of a module's dataflow (`nerframe.kernels.systolic`), 0 if none."""
+    return 0 if module.dataflow is None else DATAFLOWS.index(module.dataflow) + 1
+
+
 class _Part(NamedTuple):
     """The ops of one phase (indices into the graph) and their induced sub-DAG."""
 
@@ -222,7 +235,8 @@ class Mapped:
 
     ``work`` is each op's work in the unit of its module (FLOPs, samples,
     Gaussians…); ``dram_bytes`` its DRAM traffic: its bytes, or none on a module
-    that keeps its data on chip.
+    that keeps its data on chip. ``gemm_ptr`` and ``gemms`` list the GEMMs (M, K,
+    N) of each MLP op on a systolic array (`mlp_gemm_lists`); other ops have none.
     """
 
     costs: pl.DataFrame
@@ -231,6 +245,8 @@ class Mapped:
     module_names: tuple[str, ...]
     work: np.ndarray
     dram_bytes: np.ndarray
+    gemm_ptr: np.ndarray
+    gemms: np.ndarray
 
     @classmethod
     def of(cls, graph: Graph, accel: Accelerator, table: pl.DataFrame | None = None) -> Mapped:
@@ -265,6 +281,8 @@ class Mapped:
         if accel.kind == "gpu":
             parts = [None if part is None else _serial(part) for part in parts]
         names = tuple(m.name for m in accel.modules)
+        on_array = np.array([m.array is not None for m in accel.modules], dtype=bool)[module]
+        gemm_ptr, gemms = mlp_gemm_lists(table, on_array)
         return cls(
             table,
             module,
@@ -272,6 +290,25 @@ class Mapped:
             names,
             work(table, module, accel),
             dram_bytes,
+            gemm_ptr,
+            gemms,
+        )
+
+    def op_arrays(self, ops: np.ndarray) -> OpArrays:
+        """The kernel's inputs of the ops `ops` (indices into the graph, in that order).
+
+        >>> m = Mapped.of(pipeline("neurex"), accelerator("neurex"))
+        >>> m.op_arrays(np.arange(2)).work.size
+        2
+        """
+        begin, end = self.gemm_ptr[ops], self.gemm_ptr[ops + 1]
+        sizes = end - begin
+        ptr = np.zeros(ops.size + 1, np.int64)
+        np.cumsum(sizes, out=ptr[1:])
+        # Each op's run of GEMMs, gathered in the order of `ops`.
+        rows = np.repeat(begin - ptr[:-1], sizes) + np.arange(ptr[-1])
+        return OpArrays(
+            self.module[ops], self.work[ops], self.dram_bytes[ops], ptr, self.gemms[rows]
         )
 
     def run(self, configs: Configurations, parallelism: str, keep_ops: bool) -> FrameRun:
@@ -288,16 +325,14 @@ class Mapped:
             frequency_mhz=configs.frequency_mhz,
             dram_bandwidth_gbps=configs.bandwidth_gbps,
             dram_pj_per_byte=configs.dram_pj_per_byte,
+            array_rows=configs.module_array_rows,
+            array_cols=configs.module_array_cols,
+            dataflow=configs.module_dataflow,
         )
         results = [
             None
             if part is None
-            else self._schedule(
-                part,
-                OpArrays(self.module[part.ops], self.work[part.ops], self.dram_bytes[part.ops]),
-                config_arrays,
-                keep_ops,
-            )
+            else self._schedule(part, self.op_arrays(part.ops), config_arrays, keep_ops)
             for part in self.parts
         ]
         dram, sram = self.phase_bytes(self.dram_bytes), self.phase_bytes(self.sram_bytes)
@@ -353,6 +388,34 @@ def _serial(part: _Part) -> _Part:
         part.ops,
         dag(n, np.concatenate([src, chain_src]), np.concatenate([d.succ_idx, chain_dst])),
     )
+
+
+def mlp_gemm_lists(table: pl.DataFrame, on_array: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """GEMM lists (CSR: ``gemm_ptr`` int64[n + 1], ``gemms`` int64[L, 3] of M, K, N)
+    of the MLP rows of a costs table where `on_array` (bool[n]) is set: one GEMM
+    per layer over M = B·N rows, two for a backward row
+    (`nerframe.kernels.systolic.mlp_gemms`); every other row has none.
+
+    >>> import nerframe
+    >>> t = nerframe.costs(nerframe.pipeline("instant3d").ops)
+    >>> ptr, gemms = mlp_gemm_lists(t, np.ones(t.height, bool))
+    >>> np.diff(ptr).tolist(), gemms[:3].tolist()
+    ([0, 0, 0, 3, 0, 0, 6, 0], [[98304, 32, 64], [98304, 64, 64], [98304, 64, 4]])
+    """
+    ptr = np.zeros(table.height + 1, np.int64)
+    rows = np.flatnonzero(on_array & (table.get_column("op_type") == "MLP").to_numpy())
+    lists = []
+    if rows.size:
+        columns = ("B", "N", "in_dim", "num_layers", "layer_width", "out_dim")
+        picked = table[rows].select(*columns, "skip_connections", "backward")
+        for r in picked.iter_rows():
+            b, n, in_dim, layers, width, out_dim, skips, backward = r
+            lists.append(
+                mlp_gemms(b * n, in_dim, layers, width, out_dim, skips or [], backward=backward)
+            )
+        np.cumsum(np.bincount(rows + 1, [len(g) for g in lists], table.height + 1), out=ptr)
+    flat = [g for gemms in lists for g in gemms]
+    return ptr, np.array(flat, np.int64).reshape(len(flat), 3)
 
 
 def _fps(value: float | None) -> str:
@@ -512,6 +575,7 @@ def schedule_mapped(
         "flops": table.get_column("flops"),
         "bytes_total": table.get_column("bytes_total"),
         "energy_j": per_op["energy_op"] + mapped.sram_bytes * configs.sram_pj_per_byte[0] * 1e-12,
+        "array_utilization": _array_utilization(mapped, accel, per_op),
     }
     ops = pl.DataFrame({name: columns[name] for name in SCHEDULE.names()})
     bottleneck = figures.pop("bottleneck")
@@ -544,6 +608,19 @@ def frame_total(costs: pl.DataFrame, column: str, batches: int) -> float:
     """
     runs = pl.when(pl.col("scope") == "batch").then(batches).otherwise(1)
     return float(costs.select((pl.col(column) * runs).sum()).item())
+
+
+def _array_utilization(
+    mapped: Mapped, accel: Accelerator, per_op: dict[str, np.ndarray]
+) -> pl.Series:
+    """Share of its arrays' MAC slots an op on a systolic array fills over its compute
+    cycles: FLOPs / (2·rows·cols · instances · compute cycles); null for other ops."""
+    peak = np.array([2.0 * m.array[0] * m.array[1] if m.array else 0.0 for m in accel.modules])
+    slots = peak[mapped.module] * per_op["instances"] * per_op["compute_cycles"]
+    timed = (np.diff(mapped.gemm_ptr) > 0) & (slots > 0)
+    flops = mapped.costs.get_column("flops").to_numpy()
+    share = np.divide(flops, slots, out=np.zeros_like(slots), where=timed)
+    return pl.Series("array_utilization", np.where(timed, share, np.nan), nan_to_null=True)
 
 
 def module_busy(result: Schedule, accel: Accelerator) -> pl.DataFrame:

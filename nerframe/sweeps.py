@@ -150,7 +150,7 @@ class Evaluator:
             mapped = Mapped.of(g, self.spec.hardware)
             parts = [np.zeros(0, np.int64) if p is None else p.ops for p in mapped.parts]
             dags = [dag(0, [], []) if p is None else p.dag for p in mapped.parts]
-            ops = [OpArrays(mapped.module[o], mapped.work[o], mapped.dram_bytes[o]) for o in parts]
+            ops = [mapped.op_arrays(o) for o in parts]
             try:  # the grid's worst configuration is schedulable, hence all of them
                 mapped.run(self._extreme(), self.spec.parallelism, keep_ops=False)
                 checked = True
@@ -281,6 +281,9 @@ class Evaluator:
             module,
             ints,
             floats,
+            base.module_array_rows[0],
+            base.module_array_cols[0],
+            base.module_dataflow[0],
             float(base.sram_pj_per_byte[0]),
             float(base.leakage_uw_per_mm2[0]),
         )

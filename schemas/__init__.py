@@ -114,6 +114,8 @@ SCHEDULE = pl.Schema(
         "flops": pl.Float64(),
         "bytes_total": pl.Float64(),
         "energy_j": pl.Float64(),
+        # Share of a systolic array's MAC slots the op fills; null off an array.
+        "array_utilization": pl.Float64(),
     }
 )
 

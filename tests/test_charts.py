@@ -224,6 +224,7 @@ def test_gantt_chart_merges_ops_beyond_max_rows() -> None:
             "flops": [1.0] * n,
             "bytes_total": [1.0] * n,
             "energy_j": [1.0] * n,
+            "array_utilization": [None] * n,
         }
     ).cast(dict(schemas.SCHEDULE))
     spec = _check(charts.gantt_chart(schedule))
@@ -255,6 +256,7 @@ def test_gantt_chart_shortens_long_lane_labels() -> None:
             "flops": [1.0] * 3,
             "bytes_total": [1.0] * 3,
             "energy_j": [1.0] * 3,
+            "array_utilization": [None] * 3,
         }
     ).cast(dict(schemas.SCHEDULE))
     spec = _check(charts.gantt_chart(schedule))

@@ -35,8 +35,8 @@ def inputs(p: dict, split: bool | None = None) -> tuple[Dag, OpArrays, ConfigArr
         p = p | {"instances": p["count"] if split else np.ones_like(p["count"])}
     return (
         Dag(*(p[f] for f in Dag._fields)),
-        OpArrays(*(p[f] for f in OpArrays._fields)),
-        ConfigArrays(*(p[f] for f in ConfigArrays._fields)),
+        OpArrays(*(p.get(f) for f in OpArrays._fields)),
+        ConfigArrays(*(p.get(f) for f in ConfigArrays._fields)),
     )
 
 

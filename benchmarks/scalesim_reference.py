@@ -1,0 +1,183 @@
+"""SCALE-Sim 3.0.0 cycle counts of single GEMM layers: the fixture nerframe's
+systolic-array model is checked against (``tests/test_systolic.py``).
+
+SCALE-Sim (Samajdar et al., ISPASS 2020; PyPI ``scalesim``) needs numpy < 2 and
+pandas < 2.3, so it runs in its own virtual environment, never nerframe's, and
+this script imports nothing of nerframe::
+
+    python3 -m venv /work/scalesim-venv
+    /work/scalesim-venv/bin/pip install scalesim==3.0.0 "numpy<2" "pandas<2.3"
+    /work/scalesim-venv/bin/python benchmarks/scalesim_reference.py
+
+Each case is one GEMM layer (M rows x K inner x N outputs: an MLP layer of M
+samples with fan-in K and fan-out N) on one array and dataflow. SCALE-Sim runs
+in GEMM mode with ``InterfaceBandwidth = CALC`` (it sizes the DRAM interface so
+that the array never stalls: the cycles are compute cycles) and SRAMs far larger
+than any operand; its ``Total Cycles`` (prefetch excluded) and stall cycles go to
+the CSV, whose comment lines record the version and the configuration. The run
+takes about two CPU minutes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import csv
+import io
+import itertools
+import sys
+import tempfile
+from importlib.metadata import version
+from pathlib import Path
+
+FIXTURE = Path(__file__).resolve().parents[1] / "tests" / "data" / "scalesim_cycles.csv"
+VERSION = "3.0.0"
+# The pipelines' own MLP layers (fan-in, fan-out): Instant-NGP-style hash-grid
+# MLPs 32->64, 64->64, 64->64 (neurex, cicero, srender), 64->4 (instant3d's
+# output), ICARUS's 256->256; and narrow outputs 64->4, 256->3 (an RGB head).
+LAYERS = ((32, 64), (64, 64), (256, 256), (64, 4), (256, 3))
+# 256 samples (streaming dominates on arrays up to 64 wide; the cycles are
+# linear in M beyond) and 100 (fill and drain weigh more). SCALE-Sim simulates
+# cycle by cycle, so the pipelines' real M (4096 rays x 24 samples) would take
+# hours; the wide 256 -> 256 layer runs on the 64- and 128-wide arrays only.
+SAMPLES = (256, 100)
+SQUARE = (16, 32, 64, 128)
+WIDE_FROM = 64
+# Non-square arrays catch a transposed mapping, which square ones cannot.
+OBLONG = ((8, 32), (32, 8))
+OBLONG_LAYERS = ((32, 64), (64, 4), (256, 3))
+DATAFLOWS = ("os", "ws", "is")
+# kB per SRAM: beyond every operand of the cases (64 Ki words at most), so capacity
+# never matters; far larger ones make SCALE-Sim set up its buffers for seconds.
+SRAM_KB = 1024
+
+CONFIG = """[general]
+run_name = case
+
+[architecture_presets]
+ArrayHeight = {rows}
+ArrayWidth = {cols}
+ifmapsramszkB = {ifmap_kb}
+filtersramszkB = {filter_kb}
+ofmapsramszkB = {ofmap_kb}
+IfmapOffset = 0
+FilterOffset = 100000000
+OfmapOffset = 200000000
+Bandwidth = {bandwidth}
+Dataflow = {dataflow}
+ReadRequestBuffer = 32
+WriteRequestBuffer = 32
+
+[layout]
+IfmapCustomLayout = False
+IfmapSRAMBankBandwidth = 10
+IfmapSRAMBankNum = 10
+IfmapSRAMBankPort = 2
+FilterCustomLayout = False
+FilterSRAMBankBandwidth = 10
+FilterSRAMBankNum = 10
+FilterSRAMBankPort = 2
+
+[sparsity]
+SparsitySupport = false
+SparseRep = ellpack_block
+OptimizedMapping = false
+BlockSize = 8
+RandomNumberGeneratorSeed = 40
+
+[run_presets]
+InterfaceBandwidth = {mode}
+UseRamulatorTrace = False
+"""
+# The layout file SCALE-Sim requires even without custom layouts (unused then).
+LAYOUT = "Layer name," + ",".join("f" * 20) + ",\nlayer,1,1,1,1,1,1,0,1,2,0,1,2,0,1,2,3,0,1,2,3,\n"
+COLUMNS = ("dataflow", "rows", "cols", "m", "k", "n", "cycles", "stall_cycles")
+
+
+def cases() -> list[tuple[str, int, int, int, int, int]]:
+    """(dataflow, rows, cols, M, K, N) of every case, in the fixture's order."""
+    out = [
+        (df, side, side, m, k, n)
+        for df, side, m, (k, n) in itertools.product(DATAFLOWS, SQUARE, SAMPLES, LAYERS)
+        if min(k, n) < 256 or side >= WIDE_FROM
+    ]
+    out += [
+        (df, r, c, SAMPLES[-1], k, n)
+        for df, (r, c), (k, n) in itertools.product(DATAFLOWS, OBLONG, OBLONG_LAYERS)
+    ]
+    return out
+
+
+def simulate(
+    folder: Path, dataflow: str, rows: int, cols: int, m: int, k: int, n: int
+) -> dict[str, str]:
+    """SCALE-Sim's compute report of one GEMM (its first data row, by column name)."""
+    from scalesim.scale_sim import scalesim
+
+    (folder / "scale.cfg").write_text(
+        CONFIG.format(
+            rows=rows,
+            cols=cols,
+            dataflow=dataflow,
+            ifmap_kb=SRAM_KB,
+            filter_kb=SRAM_KB,
+            ofmap_kb=SRAM_KB,
+            bandwidth=10,
+            mode="CALC",
+        )
+    )
+    # GEMM topology: name, M, N, K (SCALE-Sim's order), each row ending in a comma.
+    (folder / "topology.csv").write_text(f"Layer, M, N, K,\nlayer, {m}, {n}, {k},\n")
+    (folder / "layout.csv").write_text(LAYOUT)
+    with contextlib.redirect_stdout(io.StringIO()):
+        sim = scalesim(
+            save_disk_space=True,
+            verbose=False,
+            config=str(folder / "scale.cfg"),
+            topology=str(folder / "topology.csv"),
+            layout=str(folder / "layout.csv"),
+            input_type_gemm=True,
+        )
+        sim.run_scale(top_path=str(folder / "out"))
+    report = (folder / "out" / "case" / "COMPUTE_REPORT.csv").read_text().splitlines()
+    names = [h.strip() for h in report[0].split(",")]
+    values = [v.strip() for v in report[1].split(",")]
+    return dict(zip(names, values, strict=False))
+
+
+def main() -> None:
+    """Run every case and write the fixture."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, default=FIXTURE, help="CSV to write")
+    args = parser.parse_args()
+    found = version("scalesim")
+    if found != VERSION:
+        raise SystemExit(f"error: scalesim {VERSION} expected, found {found}")
+    rows_out = []
+    todo = cases()
+    with tempfile.TemporaryDirectory() as tmp:
+        for i, (df, r, c, m, k, n) in enumerate(todo):
+            folder = Path(tmp) / str(i)
+            folder.mkdir()
+            report = simulate(folder, df, r, c, m, k, n)
+            rows_out.append(
+                (df, r, c, m, k, n, int(report["Total Cycles"]), int(report["Stall Cycles"]))
+            )
+            print(f"{i + 1}/{len(todo)}", *rows_out[-1], file=sys.stderr, flush=True)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    partial = args.out.with_suffix(".partial")
+    with partial.open("w", newline="") as f:
+        f.write(
+            f"# SCALE-Sim {found} (PyPI scalesim), GEMM mode, benchmarks/scalesim_reference.py\n"
+            f"# InterfaceBandwidth CALC (no stalls), ifmap/filter/ofmap SRAM {SRAM_KB} kB each,"
+            " no sparsity, default layouts\n"
+            "# cycles: COMPUTE_REPORT 'Total Cycles' (prefetch excluded) of one M x K x N GEMM\n"
+        )
+        writer = csv.writer(f, lineterminator="\n")
+        writer.writerow(COLUMNS)
+        writer.writerows(rows_out)
+    partial.replace(args.out)
+
+
+if __name__ == "__main__":
+    main()
