@@ -18,27 +18,27 @@ def matrix(tmp_path_factory: pytest.TempPathFactory) -> nerframe.Analysis:
     return nerframe.analyze(["all"], "all", output=out, report=False)
 
 
-def test_matrix_has_140_pairs_with_unmapped_reasons(matrix: nerframe.Analysis) -> None:
+def test_matrix_has_150_pairs_with_unmapped_reasons(matrix: nerframe.Analysis) -> None:
     s = matrix.summary
-    # 10 built-in pipelines (gbu_train included) x (9 accelerators + 5 GPUs)
-    assert s.height == 10 * 14
+    # 10 built-in pipelines (gbu_train included) x (10 accelerators + 5 GPUs)
+    assert s.height == 10 * 15
     ok = s.filter(status="ok")
     unmapped = s.filter(status="unmapped")
-    assert ok.height + unmapped.height == 140
+    assert ok.height + unmapped.height == 150
     reasons = "has no module for op types|a unit .+ does not count"
     assert unmapped["message"].str.contains(reasons).all()
     # a GPU runs every pipeline
     assert ok.filter(accelerator="xavier_nx").height == 10
     assert unmapped["fps"].is_null().all()
     assert ok["fps"].is_not_null().all()
-    natives = {("neurex", "neurex"), ("gaurast", "gscore"), ("srender", "neurex")}
+    natives = {("neurex", "neurex"), ("gaurast", "gscore"), ("srender", "srender")}
     assert natives <= set(ok.select("graph", "accelerator").iter_rows())
 
 
 def test_store_tables_follow_their_schemas(matrix: nerframe.Analysis) -> None:
     store = matrix.store
     manifest = json.loads((store / "store.json").read_text())
-    assert manifest["rows"]["summary"] == 140
+    assert manifest["rows"]["summary"] == 150
     for table in (
         "ops",
         "edges",
