@@ -408,7 +408,7 @@ def _area_power_section(page: _Page, frames: dict[str, pl.DataFrame]) -> None:
     )
     if tables:
         spec = charts.area_power_chart(pl.concat(tables)).to_dict(validate=False)
-        page.figure("area-power", spec)
+        page.figure("area-power", spec, "Area and power at 28 nm")
     if missing:
         page.note(f"Accelerator files no longer found: {', '.join(missing)}.")
     page.add("</section>")

@@ -18,27 +18,27 @@ def matrix(tmp_path_factory: pytest.TempPathFactory) -> nerframe.Analysis:
     return nerframe.analyze(["all"], "all", output=out, report=False)
 
 
-def test_matrix_has_187_pairs_with_unmapped_reasons(matrix: nerframe.Analysis) -> None:
+def test_matrix_has_198_pairs_with_unmapped_reasons(matrix: nerframe.Analysis) -> None:
     s = matrix.summary
-    # 11 built-in pipelines (gbu_train, 3dgs included) x (9 accelerators + 8 GPUs)
-    assert s.height == 11 * 17
+    # 11 built-in pipelines (gbu_train, 3dgs included) x (10 accelerators + 8 GPUs)
+    assert s.height == 11 * 18
     ok = s.filter(status="ok")
     unmapped = s.filter(status="unmapped")
-    assert ok.height + unmapped.height == 187
+    assert ok.height + unmapped.height == 198
     reasons = "has no module for op types|a unit .+ does not count"
     assert unmapped["message"].str.contains(reasons).all()
     # a GPU runs every pipeline
     assert ok.filter(accelerator="xavier_nx").height == 11
     assert unmapped["fps"].is_null().all()
     assert ok["fps"].is_not_null().all()
-    natives = {("neurex", "neurex"), ("gaurast", "gscore"), ("srender", "neurex")}
+    natives = {("neurex", "neurex"), ("gaurast", "gscore"), ("srender", "srender")}
     assert natives <= set(ok.select("graph", "accelerator").iter_rows())
 
 
 def test_store_tables_follow_their_schemas(matrix: nerframe.Analysis) -> None:
     store = matrix.store
     manifest = json.loads((store / "store.json").read_text())
-    assert manifest["rows"]["summary"] == 187
+    assert manifest["rows"]["summary"] == 198
     for table in (
         "ops",
         "edges",

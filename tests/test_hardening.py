@@ -404,6 +404,7 @@ def test_report_page_names_pairs_states_workload_and_plain_fps(tmp_path: Path) -
     titles = [s["title"]["text"] if isinstance(s["title"], dict) else s["title"] for s in specs]
     assert titles == [
         "Pipeline × accelerator",
+        "Area and power at 28 nm",
         "Operator graph of neurex",
         "Schedule of neurex on neurex",
         "Roofline of neurex on neurex and A100",
