@@ -301,7 +301,7 @@ def test_errors_name_the_store_not_its_temporary_folder(
     with pytest.raises(nerframe.NerframeError) as err:
         nerframe.analyze(["neurex"], output=tmp_path / "out", report=False)
     assert str(err.value) == f"{tmp_path / 'out' / 'store.json'}: disk full"
-    assert list(tmp_path.iterdir()) == []
+    assert list(tmp_path.iterdir()) == [tmp_path / ".out.lock"]  # kept, held by nobody
 
 
 # ---------------------------------------------------------------------------- API
