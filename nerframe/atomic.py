@@ -26,6 +26,7 @@ from pathlib import Path
 # Ctrl-C, or one that work in a library did not let through in time): see
 # `remove_temporaries`.
 _LIVE: set[Path] = set()
+_ENDING = False
 
 
 def _sibling(target: Path) -> Path:
@@ -47,11 +48,21 @@ def remove_temporaries() -> None:
     False
     False
     """
-    for path in list(_LIVE):
-        if path.is_dir():
-            shutil.rmtree(path, ignore_errors=True)
-        else:
-            path.unlink(missing_ok=True)
+    global _ENDING
+    _ENDING = True  # another thread still writing may not make their folders again
+    for _ in range(2):  # what such a thread wrote while the first pass ran
+        for path in list(_LIVE):
+            if path.is_dir():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)
+
+
+def _folder(target: Path) -> None:
+    """Make the folder of `target`, unless the process is ending (`remove_temporaries`)."""
+    if _ENDING:
+        raise OSError(f"{target}: not written, the process is ending")
+    target.parent.mkdir(parents=True, exist_ok=True)
 
 
 @contextlib.contextmanager
@@ -68,7 +79,7 @@ def atomic_path(target: str | Path) -> Iterator[Path]:
     ('done', ['out.txt'])
     """
     target = Path(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    _folder(target)
     tmp = _sibling(target)
     try:
         os.close(os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
@@ -106,7 +117,7 @@ def atomic_folder(target: str | Path) -> Iterator[Path]:
     (['store'], '1')
     """
     target = Path(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    _folder(target)
     building = _sibling(target)
     building.mkdir()
     _LIVE.add(building)

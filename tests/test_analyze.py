@@ -54,7 +54,7 @@ def test_store_tables_follow_their_schemas(matrix: nerframe.Analysis) -> None:
         frame = pl.concat([pl.read_parquet(p, hive_partitioning=False) for p in parts])
         assert frame.schema == TABLES[table], table
     assert (store / "schedule" / "pipeline=neurex" / "hardware=neurex" / "part-0.parquet").exists()
-    assert not list(store.parent.glob(".store.*")), "temporary folders left behind"
+    assert not list(store.parent.glob(".store.*.tmp")), "temporary folders left behind"
 
 
 def test_store_matches_the_api(matrix: nerframe.Analysis) -> None:
@@ -86,7 +86,7 @@ def test_a_failed_run_keeps_the_old_store(tmp_path: Path) -> None:
     with pytest.raises(nerframe.NerframeError, match="unknown pipeline"):
         nerframe.analyze(["gbu", "nope"], output=out, report=False)
     assert sorted(p.relative_to(out) for p in out.rglob("*")) == before
-    assert sorted(x.name for x in tmp_path.iterdir()) == ["store"]
+    assert sorted(x.name for x in tmp_path.iterdir()) == [".store.lock", "store"]  # lock: kept
 
 
 def test_refuses_to_replace_a_foreign_folder(tmp_path: Path) -> None:
