@@ -124,7 +124,7 @@ def analyze(
     >>> import tempfile
     >>> out = tempfile.mkdtemp() + "/store"
     >>> analyze(["neurex", "icarus"], "all", output=out, report=False).summary.height
-    30
+    36
     """
     flags = {"pipelined": pipelined, "fine": fine, "report": report, "images": images}
     for name, flag in flags.items():

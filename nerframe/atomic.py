@@ -47,6 +47,8 @@ def remove_temporaries() -> None:
     ...     print(target.exists())
     False
     False
+    >>> import nerframe.atomic  # this example's process goes on: let it write again
+    >>> nerframe.atomic._ENDING = False
     """
     global _ENDING
     _ENDING = True  # another thread still writing may not make their folders again
