@@ -42,7 +42,7 @@ MEANS = {
     # drjohnson, playroom
     "deep_blending": ("Deep Blending", [(1332, 876), (1264, 832)], 2975634.50),
 }
-GAUSSIAN_PIPELINES = ["gscore", "gaurast", "gsarch", "gbu", "gbu_train"]
+GAUSSIAN_PIPELINES = ["gscore", "gaurast", "gsarch", "gbu", "gbu_train", "3dgs"]
 HASH_GRID = ["neurex", "cicero", "srender", "instant3d"]
 
 
@@ -154,7 +154,12 @@ def test_a_scene_sets_the_frame_of_every_pipeline(name: str, pipe: str) -> None:
     g = pipeline(pipe, scene=name)
     assert g.frame_pixels == width * height
     ops = g.ops
-    if pipe in GAUSSIAN_PIPELINES:
+    if pipe == "3dgs":  # the GPU's tile rasteriser: per-Gaussian work, no per-pixel op
+        first = ops.row(0, named=True)
+        assert first["op_type"] == "FrustumCulling"
+        assert first["G"] == (gaussians or 1_000_000)
+        assert set(ops["scope"]) == {"frame"}  # every op once per frame
+    elif pipe in GAUSSIAN_PIPELINES:
         first = ops.row(0, named=True)  # the frustum culling of every Gaussian
         assert first["op_type"] == "FrustumCullingProjection"
         assert first["G"] == (gaussians or 1_000_000)  # no published count: the default

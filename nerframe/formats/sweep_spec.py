@@ -32,6 +32,10 @@ class Range(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
 Axis = Number | list[Number] | Range
 """An axis's values: one number, a list, or a range."""
 
+WorkloadAxis = Number | str | list[Number | str] | Range
+"""A workload axis's values: as `Axis`, or names on the ``scene`` axis
+(`nerframe.sweep_specs` refuses text on every other axis)."""
+
 
 class Bounds(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     """``{min, max}`` bounds of a result column (either may be left out)."""
@@ -47,7 +51,7 @@ class SweepSpecFile(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     """Built-in pipelines or graph files (relative to the spec's folder)."""
     hardware: str
     """A built-in accelerator or an accelerator file (relative to the spec's folder)."""
-    workload: dict[str, Axis] | None = None
+    workload: dict[str, WorkloadAxis] | None = None
     """Workload axes: rays, samples, gaussians, bitwidth or OPTYPE.PARAM."""
     grid: dict[str, Axis] | None = None
     """Hardware axes: accelerator fields or MODULE.FIELD."""
