@@ -937,7 +937,7 @@ def test_module_table() -> None:
         "unit": "flop",
         "latency_cycles": 64,
         "area_um2": 6300000.0,
-        "power_uw": 282828.0,
+        "power_uw": 223886.6,  # calibrated: 282.8 mW in total with SRAM and leakage
         "power_reference_mhz": 400.0,
         "memory_kb": 2043.0,
         "on_chip": True,
