@@ -485,8 +485,7 @@ def pipelines(model: str = "realistic", *, scene: str | None = None) -> pl.DataF
     >>> pipelines(scene="bicycle").filter(pipeline="neurex")["frame_pixels"].item()
     1016814
     """
-    from nerframe.costing import costs
-    from nerframe.scheduling import frame_total
+    from nerframe.costing import costs, frame_total
 
     rows = []
     for name, spec in PIPELINES.items():

@@ -188,8 +188,7 @@ def cmd_scenes(args: argparse.Namespace) -> None:
 
 
 def cmd_costs(args: argparse.Namespace) -> None:
-    from nerframe.costing import costs
-    from nerframe.scheduling import frame_total
+    from nerframe.costing import costs, frame_total
 
     graph = _graph(args, args.pipeline)
     table = costs(graph.ops)

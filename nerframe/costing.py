@@ -142,3 +142,16 @@ def _buffer(array: pa.Array, dtype: np.typing.DTypeLike, whole: bool = False) ->
         return np.zeros(0 if whole else len(array), dtype)
     values = np.frombuffer(buffer, dtype)
     return values if whole else values[array.offset : array.offset + len(array)]
+
+
+def frame_total(costs: pl.DataFrame, column: str, batches: int) -> float:
+    """A costs `column` over one frame: each frame-scope op once, each batch-scope op
+    `batches` times. (A plain sum counts every op once: neither a batch, which has
+    no frame ops, nor a frame.) FLOP/s = frame_total(flops) x fps.
+
+    >>> costs = pl.DataFrame({"scope": ["frame", "batch"], "flops": [100.0, 7.0]})
+    >>> frame_total(costs, "flops", batches=3)  # 100 + 3 x 7
+    121.0
+    """
+    runs = pl.when(pl.col("scope") == "batch").then(batches).otherwise(1)
+    return float(costs.select((pl.col(column) * runs).sum()).item())

@@ -43,7 +43,7 @@ import polars as pl
 from nerframe import ppa
 from nerframe.accelerator_model import DATAFLOWS, Accelerator, Module, leakage_w
 from nerframe.builtin_pipelines import pipeline
-from nerframe.costing import costs
+from nerframe.costing import costs, frame_total
 from nerframe.errors import InvalidInputError, NerframeError, check_flag
 from nerframe.graphs import Graph, dag_of, phases
 from nerframe.hardware import accelerator
@@ -595,19 +595,6 @@ def schedule_mapped(
 
 
 _BOUNDS = pl.Series("bound", ["compute", "memory"], BOUND)
-
-
-def frame_total(costs: pl.DataFrame, column: str, batches: int) -> float:
-    """A costs `column` over one frame: each frame-scope op once, each batch-scope op
-    `batches` times. (A plain sum counts every op once: neither a batch, which has
-    no frame ops, nor a frame.) FLOP/s = frame_total(flops) x fps.
-
-    >>> costs = pl.DataFrame({"scope": ["frame", "batch"], "flops": [100.0, 7.0]})
-    >>> frame_total(costs, "flops", batches=3)  # 100 + 3 x 7
-    121.0
-    """
-    runs = pl.when(pl.col("scope") == "batch").then(batches).otherwise(1)
-    return float(costs.select((pl.col(column) * runs).sum()).item())
 
 
 def _array_utilization(

@@ -115,6 +115,7 @@ def test_cli_trace_compare(tmp_path: Path, capsys) -> None:
     )
     median = (errors[1] + errors[2]) / 2
     assert captured.err.splitlines() == [
-        "warning: unknown module noise (m.Noise, 10.0% of the measured time): no row",
+        "warning: trace 'net': unknown module noise (m.Noise, 10.0% of the measured time): "
+        "no row; map its class with --map FILE",
         f"median |log10(measured / predicted)|: {median:.3g} (x{10**median:.3g})",
     ]

@@ -468,7 +468,7 @@ def test_a_range_with_a_tiny_step_is_counted_before_it_is_made(tmp_path: Path) -
         "grid: {frequency_mhz: {start: 200, stop: 2000, step: 0.0000001}}\n"
     )
     line = one_error_line(run_cli("sweep", "--spec", "s4.yaml", cwd=tmp_path))
-    assert "has 18,000,000,001 values; a range lists at most 10,000,000" in line
+    assert "the range has 18,000,000,001 values, more than the 10,000,000" in line
 
 
 # --------------------------------------------------------- D20: help defaults

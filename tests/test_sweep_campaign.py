@@ -225,10 +225,13 @@ def test_sweep_charts_draw(tmp_path: Path) -> None:
         ({"workload": {"Sorting.tile": [8]}}, "graph 'neurex' has no Sorting op"),
         ({"constraints": {"areaa": 1}}, r"unknown constraint 'areaa' \(did you mean 'area'"),
         ({"constraints": {"fps": {"min": 5, "max": 1}}}, "min must not exceed max"),
-        ({"objectives": {"fps": "up"}}, "'objectives.fps': expected one of \"max\", \"min\""),
-        ({"grid": {"frequency_mhz": {"start": 1, "stop": 5}}}, "missing field 'grid.frequency_mhz.step'"),
+        ({"objectives": {"fps": "up"}}, '\'objectives.fps\': expected one of "max", "min"'),
+        (
+            {"grid": {"frequency_mhz": {"start": 1, "stop": 5}}},
+            "missing field 'grid.frequency_mhz.step'",
+        ),
         ({"chunk_size": 0}, "'chunk_size': expected int >= 1, got 0"),
-        ({"model": "real"}, "'model': expected one of \"realistic\", \"spec\""),
+        ({"model": "real"}, '\'model\': expected one of "realistic", "spec"'),
         ({"hardware": None}, "'hardware': expected str, got null"),
     ],
 )
