@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from pathlib import Path
 
@@ -84,7 +85,11 @@ def _expected(graph: nerframe.Graph, accel: nerframe.Accelerator, parallelism: s
 
 @pytest.mark.parametrize("parallelism", ["split", "instance"])
 def test_every_row_equals_the_reference_schedule_of_its_variant(neurex, parallelism: str) -> None:
-    accel = nerframe.accelerator("neurex_server")
+    # this oracle times an MLP by its module's throughput: the arrays' folded timing
+    # has its own oracle (tests/test_systolic.py), so the server's arrays lose their shape
+    server = nerframe.accelerator("neurex_server")
+    shapeless = tuple(dataclasses.replace(m, array=None, dataflow=None) for m in server.modules)
+    accel = dataclasses.replace(server, modules=shapeless)
     grid = {
         "frequency_mhz": [700, 1300],
         "systolic_array.count": [1, 16],
