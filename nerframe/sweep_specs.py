@@ -49,7 +49,7 @@ import numpy as np
 from nerframe.accelerator_model import Accelerator
 from nerframe.builtin_pipelines import PIPELINES, WORKLOAD_FIELDS, workload_graph
 from nerframe.errors import InvalidInputError, NerframeError, did_you_mean
-from nerframe.formats.sweep_spec import Bounds, SweepSpecFile, WorkloadAxis
+from nerframe.formats.sweep_spec import Axis, Bounds, SweepSpecFile, WorkloadAxis
 from nerframe.graphs import Graph
 from nerframe.hardware import BUILTIN, accelerator
 from nerframe.nerframe_format import FREQUENCY_MHZ
@@ -352,18 +352,18 @@ def _build(data: dict[str, Any], where: str) -> SweepSpec:
     return spec
 
 
-def _axis(values: WorkloadAxis, name: str, where: str) -> list[int | float]:
+def _axis(values: Axis | WorkloadAxis, name: str, where: str) -> list[int | float]:
     """The values of a declared axis: one number, a list, or a ``{start, stop, step}``
     range with stop included when reached."""
     if isinstance(values, int | float):
         return [values]
-    if isinstance(values, str):
-        values = [values]
-    if isinstance(values, list):
-        text = next((v for v in values if isinstance(v, str)), None)
-        if text is not None:
+    if isinstance(values, str | list):
+        listed: list[int | float | str] = [values] if isinstance(values, str) else [*values]
+        numbers = [v for v in listed if not isinstance(v, str)]
+        if len(numbers) < len(listed):
+            text = next(v for v in listed if isinstance(v, str))
             raise InvalidInputError(f"{where}axis {name!r}: expected numbers, got {text!r}", name)
-        return values
+        return numbers
     # counted before anything is allocated: a tiny step asked for 134 GiB (D8)
     span = (values.stop - values.start) / values.step
     count = math.floor(span + 1e-9) + 1 if math.isfinite(span) else math.inf
