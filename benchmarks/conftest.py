@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -24,3 +25,21 @@ def _best_of(fn: Callable[[], object], repeat: int = 3) -> float:
 def best_of() -> Timer:
     """``best_of(fn, repeat=3)``: the fastest wall-clock run of `fn`, in seconds."""
     return _best_of
+
+
+@pytest.fixture(autouse=True)
+def _record_load(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Every benchmark's ``extra_info`` records the 1-minute load average before and
+    after it: this machine's speed follows its load (docs/performance.md)."""
+    before = os.getloadavg()[0]
+    yield
+    if "benchmark" in request.fixturenames:
+        info = request.getfixturevalue("benchmark").extra_info
+        info.setdefault("load_before", round(before, 2))
+        info.setdefault("load_after", round(os.getloadavg()[0], 2))
+
+
+def pytest_benchmark_update_machine_info(config: pytest.Config, machine_info: dict) -> None:
+    """The run's machine: core count and load average at its start (docs/performance.md)."""
+    machine_info["cpu_count"] = os.cpu_count()
+    machine_info["load_average"] = [round(x, 2) for x in os.getloadavg()]

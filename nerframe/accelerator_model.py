@@ -86,6 +86,9 @@ class Accelerator:
     access moves (a GPU's 32-byte L2 sector): hash-table reads, which the cost
     model does not count as bytes, then cost a sector per two lookups
     (`nerframe.mapping.gathered_bytes`); 0 (the default) charges none.
+    ``l2_cache_kb`` is a GPU's last-level cache (data sheet): a hash level whose table
+    fits in it moves its table at most once per batch instead of a sector per two
+    lookups; 0 (the default) credits no cache.
 
     >>> import nerframe
     >>> a = nerframe.accelerator("neurex")
@@ -113,6 +116,7 @@ class Accelerator:
     sram_pj_per_byte: float = math.nan
     leakage_uw_per_mm2: float = math.nan
     gather_sector_bytes: float = 0.0
+    l2_cache_kb: float = 0.0
 
     def __repr__(self) -> str:
         """One line: name, kind, module count, clock and DRAM bandwidth.

@@ -23,7 +23,7 @@ bitwidth) and its edges; `pipeline` fills the workload dimensions. Two models:
 (5, 625)
 >>> gscore = nerframe.pipeline("gscore").ops.select("op_type", "scope", "B", "N")
 >>> gscore.rows()[2:]  # doctest: +NORMALIZE_WHITESPACE
-[('SphericalHarmonics', 'frame', 500000, 1), ('Sorting', 'frame', 3600, 556),
+[('SphericalHarmonics', 'frame', 500000, 1), ('Sorting', 'frame', 3600, 834),
  ('GaussianAlphaBlend', 'batch', 921600, 64)]
 """
 
@@ -53,8 +53,10 @@ MODELS = ("realistic", "spec")
 GAUSSIANS = 1_000_000
 """Default scene size G (realistic model): the low end of the 1-5 million
 Gaussians of real-world 3DGS scenes (Kerbl et al. 2023); see docs/model.md."""
-TILES_PER_GAUSSIAN = 4
-"""Default 16-px tiles one Gaussian overlaps (realistic model; assumption, docs/model.md)."""
+TILES_PER_GAUSSIAN = 6
+"""Default 16-px tiles one Gaussian overlaps (realistic model): GBU's profile of 3DGS on
+real-world static scenes (GBU, HPCA 2025, p.5: 10.4 M Gaussian-tile pairs over 1.68 M
+visible Gaussians = 6.2); docs/model.md."""
 HASH_GRID_SAMPLES = 24
 """Samples per ray of hash-grid NeRFs after occupancy skipping (nerfstudio's cap)."""
 CICERO_RENDERED = 0.12

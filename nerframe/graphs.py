@@ -29,11 +29,11 @@ from nerframe.taxonomy import op_types
 def per_ray_samples(ops: pl.DataFrame) -> int:
     """N per ray (Gaussians per pixel): the largest N of the batch-scope rows whose B
     is the batch's rays, B's largest value. Rows with another B count other things
-    (per-tile lists of Sorting or RowGeneration, 556 long in gbu), not samples of a
+    (per-tile lists of Sorting or RowGeneration, 834 long in gbu), not samples of a
     ray; 0 without batch-scope rows.
 
     >>> per_ray_samples(pl.DataFrame({"scope": ["batch", "batch"], "B": [57600, 921600],
-    ...                               "N": [556, 64]}))
+    ...                               "N": [834, 64]}))
     64
     """
     rows = ops.filter((pl.col("scope") == "batch") & pl.col("B").is_not_null())

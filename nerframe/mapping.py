@@ -156,8 +156,14 @@ def gathered_bytes(costs: pl.DataFrame, accel: Accelerator) -> np.ndarray:
     hash keeps a voxel's two x-neighbour corners in adjacent entries ("pi_1 = 1 ... for
     better cache coherence", Mueller et al., Instant Neural Graphics Primitives, ACM TOG
     41(4) 2022, Sec. 3) and a 4-byte entry (two FP16 features) is an eighth of a
-    32-byte sector. L2 hits (the coarse levels' small tables) are not subtracted, so the
-    figure is an upper bound of the traffic.
+    32-byte sector. Where the accelerator names an ``l2_cache_kb`` that holds one
+    level's table (``2^log2_hashmap_size * features_per_level`` entries of
+    ``bitwidth`` bits), a level costs at most its table: tiny-cuda-nn evaluates the
+    levels one after another over the whole batch so that one level's table resides in
+    the cache at a time (Mueller et al. 2022, Sec. 4, "Performance considerations"),
+    so each level's table crosses DRAM at most once per batch and the rest are L2
+    hits. Dense coarse levels smaller than the table are counted at the full table
+    size, an upper bound.
 
     >>> import nerframe
     >>> g = nerframe.pipeline("neurex", rays=1, samples=1)
@@ -166,6 +172,9 @@ def gathered_bytes(costs: pl.DataFrame, accel: Accelerator) -> np.ndarray:
     [0.0, 2048.0, 0.0, 0.0, 0.0]
     >>> gathered_bytes(c, nerframe.accelerator("neurex")).any()
     np.False_
+    >>> big = nerframe.costs(nerframe.pipeline("neurex", rays=4096, samples=24).ops)
+    >>> float(gathered_bytes(big, nerframe.accelerator("titan_rtx"))[1]) / 2**20  # 16 x 2 MiB
+    32.0
     """
     result = np.zeros(costs.height)
     if accel.gather_sector_bytes == 0:
@@ -175,7 +184,16 @@ def gathered_bytes(costs: pl.DataFrame, accel: Accelerator) -> np.ndarray:
         rows = op_types == op_type
         if rows.any():
             lookups = _product(costs, rows, WORK_ITEMS[op_type]["lookup"])
-            result[rows] = lookups / 2 * accel.gather_sector_bytes
+            moved = lookups / 2 * accel.gather_sector_bytes
+            if accel.l2_cache_kb > 0:
+                levels = _product(costs, rows, ["num_levels"])
+                table = (
+                    _product(costs, rows, ["2^log2_hashmap_size", "features_per_level", "bitwidth"])
+                    / 8
+                )
+                cached = table <= accel.l2_cache_kb * 1024
+                moved = np.where(cached, np.minimum(moved, levels * table), moved)
+            result[rows] = moved
     return result
 
 

@@ -182,6 +182,9 @@ def from_nerframe(
             data.get("gather_sector_bytes", base.gather_sector_bytes if base else 0),
             "gather_sector_bytes",
         ),
+        l2_cache_kb=r.number(
+            data.get("l2_cache_kb", base.l2_cache_kb if base else 0), "l2_cache_kb"
+        ),
     )
 
 

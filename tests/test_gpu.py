@@ -138,11 +138,59 @@ def test_hash_table_reads_cost_a_sector_per_two_lookups_on_a_gpu() -> None:
     assert on_neurex.filter(op_type="HashEncoding")["bytes_total"].item() == op["bytes_total"]
 
 
+# Last-level cache, KB, from the architecture whitepapers (the files' sources).
+L2_KB = {
+    "titan_rtx": 6144,  # Turing whitepaper: TU102, 6 MB
+    "rtx3090": 6144,  # GA102 whitepaper: 6 MB
+    "a6000": 6144,  # a full GA102
+    "rtx3070": 4096,  # GA102 whitepaper, GA104: 4 MB
+    "a100": 40960,  # A100 whitepaper: 40 MB
+    "h100": 51200,  # H100 whitepaper: 50 MB
+}
+
+
+@pytest.mark.parametrize("name", sorted(L2_KB))
+def test_gpu_l2_caches_are_the_whitepapers(name: str) -> None:
+    assert nerframe.accelerator(name).l2_cache_kb == L2_KB[name]
+
+
+def test_a_hash_level_that_fits_the_l2_crosses_dram_once_per_batch() -> None:
+    # tiny-cuda-nn evaluates the 16 levels one after another, so one level's table
+    # (2^19 entries x 2 FP16 features = 2 MiB) sits in the TITAN RTX's 6 MB L2: each
+    # level moves its table once instead of 4096 x 24 x 8 / 2 sectors of 32 B (12 MiB)
+    run = nerframe.schedule(nerframe.pipeline("neurex"), "titan_rtx").schedule
+    op = run.filter(op_type="HashEncoding").row(0, named=True)
+    table = 2**19 * 2 * 2
+    # 672 GB/s at the 1770 MHz boost clock (data sheet), derated by the efficiency
+    bytes_per_cycle = 672e9 / 1770e6 * nerframe.accelerator("titan_rtx").memory_efficiency
+    assert op["memory_cycles"] == pytest.approx(
+        (op["bytes_total"] + 16 * table) / bytes_per_cycle, abs=1
+    )
+    # a 2^22-entry table (16 MiB a level) does not fit: a sector per two lookups again
+    ops = nerframe.pipeline("neurex").ops
+    big = ops.with_columns(
+        log2_hashmap_size=pl.when(pl.col("op_type") == "HashEncoding").then(pl.lit(22, pl.Int32))
+    )
+    run = nerframe.schedule(nerframe.graph("big", big, [(i, i + 1) for i in range(4)]), "titan_rtx")
+    op = run.schedule.filter(op_type="HashEncoding").row(0, named=True)
+    sectors = 4096 * 24 * 16 * 8 / 2 * 32
+    assert op["memory_cycles"] == pytest.approx(
+        (op["bytes_total"] + sectors) / bytes_per_cycle, abs=1
+    )
+
+
+def test_gaurast_blends_the_3dgs_graph_on_its_rasterizer() -> None:
+    run = nerframe.schedule(nerframe.pipeline("3dgs"), "gaurast").schedule
+    modules = dict(zip(run["op_type"], run["module"], strict=True))
+    assert modules.pop("TileBlend") == "gaussian_rasterizer"
+    assert set(modules.values()) == {"cuda_cores"}
+
+
 def test_3dgs_kernel_costs_are_the_rasteriser_s() -> None:
-    # 1 M Gaussians, half visible, 4 tiles each, 161 fragments per list entry, FP32
+    # 1 M Gaussians, half visible, 6 tiles each, 161 fragments per list entry, FP32
     g = nerframe.pipeline("3dgs")
     c = {r["op_type"]: r for r in nerframe.costs(g.ops).iter_rows(named=True)}
-    visible, pairs = 500_000, 2_000_000
+    visible, pairs = 500_000, 3_000_000
     # position, scale, rotation, opacity, 48 SH coefficients (+1 scan read) in; radius,
     # 2D mean, depth, 3D covariance, RGB, conic+opacity, tile count, clamp flags (+1) out
     assert c["GaussianPreprocess"]["bytes_total"] == visible * (57 + 21) * 4

@@ -177,7 +177,7 @@ def test_gscore_on_bicycle_by_hand() -> None:
     tiles = (1237 // 16) * (822 // 16)  # whole 16-px tiles, as the cost kernel counts them
     visible = math.ceil(0.5 * 6_060_000)  # half the Gaussians survive culling
     assert tiles == 3927 and visible == 3_030_000
-    assert (rows["Sorting"]["B"], rows["Sorting"]["N"]) == (tiles, math.ceil(visible * 4 / tiles))
+    assert (rows["Sorting"]["B"], rows["Sorting"]["N"]) == (tiles, math.ceil(visible * 6 / tiles))
     assert rows["SphericalHarmonics"]["B"] == visible
     assert rows["SubtileSkip"]["G"] == visible
     assert (rows["SubtileSkip"]["image_w"], rows["SubtileSkip"]["image_h"]) == (1237, 822)
@@ -198,7 +198,7 @@ def test_lego_is_the_default_frame_of_ray_pipelines() -> None:
             assert lego.ops.equals(default.ops) and lego.frame_pixels == default.frame_pixels
     # Gaussian pipelines: 800x800 frames (2,500 tiles), G stays 1 M (no published count)
     sort = pipeline("gaurast", scene="lego").ops.filter(op_type="Sorting").row(0, named=True)
-    assert (sort["B"], sort["N"]) == (2500, math.ceil(500_000 * 4 / 2500))
+    assert (sort["B"], sort["N"]) == (2500, math.ceil(500_000 * 6 / 2500))
 
 
 def test_keyword_arguments_override_the_scene() -> None:

@@ -178,7 +178,7 @@ def test_expand_conserves_flops_with_tile_overlap() -> None:
     g = nerframe.pipeline("gscore")
     fine = nerframe.expand(g)
     assert nerframe.costs(fine.ops)["flops"].sum() == nerframe.costs(g.ops)["flops"].sum()
-    assert fine.ops.filter(op_type="OBBIntersection")["tiles_per_gaussian"].item() == 4
+    assert fine.ops.filter(op_type="OBBIntersection")["tiles_per_gaussian"].item() == 6
     assert set(fine.ops.head(4)["scope"]) == {"frame"}
 
 
@@ -186,13 +186,13 @@ def test_gscore_realistic_workload() -> None:
     g = nerframe.pipeline("gscore")
     table = nerframe.costs(g.ops)
     flops = dict(zip(table["op_type"], table["flops"], strict=True))
-    # G = 1,000,000 Gaussians, 500,000 kept by culling, 4 tiles each.
-    assert flops["FrustumCullingProjection"] == 17e6 + 72 * 500_000 + 14 * 500_000 * 4
-    assert flops["SubtileSkip"] == 4 * 500_000 * 4
+    # G = 1,000,000 Gaussians, 500,000 kept by culling, 6 tiles each.
+    assert flops["FrustumCullingProjection"] == 17e6 + 72 * 500_000 + 14 * 500_000 * 6
+    assert flops["SubtileSkip"] == 4 * 500_000 * 6
     # Spherical harmonics once per visible Gaussian, degree 3: 10 * 16 FLOPs each.
     assert flops["SphericalHarmonics"] == 500_000 * 10 * 16
-    # Per-tile sorting: 3,600 tiles of ceil(500,000 * 4 / 3,600) = 556 Gaussians.
-    assert flops["Sorting"] == 3600 * 556 * math.log2(556)
+    # Per-tile sorting: 3,600 tiles of ceil(500,000 * 6 / 3,600) = 834 Gaussians.
+    assert flops["Sorting"] == 3600 * 834 * math.log2(834)
     # One batch = the 1280x720 frame, 64 Gaussians blended per pixel.
     assert flops["GaussianAlphaBlend"] == 6 * 1280 * 720 * 64
     assert (g.rays, g.batches) == (1280 * 720, 1)
@@ -236,10 +236,10 @@ def test_gbu_sets_up_each_gaussian_once_per_pixel_row() -> None:
     g = nerframe.pipeline("gbu")
     table = nerframe.costs(g.ops)
     gen = table.filter(op_type="RowGeneration").row(0, named=True)
-    # 1280 x 720 / 16 = 57,600 rows of a tile; ceil(500,000 * 4 / 3,600) = 556 Gaussians each
-    assert (gen["B"], gen["N"], gen["scope"]) == (57_600, 556, "batch")
-    assert gen["flops"] == 8 * 57_600 * 556 == 256_204_800
-    assert gen["bytes_total"] == (5 + 5) * 57_600 * 556 * 2 == 640_512_000
+    # 1280 x 720 / 16 = 57,600 rows of a tile; ceil(500,000 * 6 / 3,600) = 834 Gaussians each
+    assert (gen["B"], gen["N"], gen["scope"]) == (57_600, 834, "batch")
+    assert gen["flops"] == 8 * 57_600 * 834 == 384307200
+    assert gen["bytes_total"] == (5 + 5) * 57_600 * 834 * 2 == 960768000
     shade = table.filter(op_type="RowProcessing").row(0, named=True)
     assert (shade["B"], shade["N"], shade["flops"]) == (921_600, 64, 16 * 921_600 * 64)
     assert nerframe.pipeline("gbu", rays=1000).ops.filter(op_type="RowGeneration")["B"].item() == 63
@@ -251,7 +251,7 @@ def test_gsarch_update_runs_after_the_batches() -> None:
     g = nerframe.pipeline("gsarch")
     assert phases(g).tolist() == [0, 0, 0, 1, 1, 1, 1, 1, 2, 2]
     update = g.ops.filter(op_type="Rearrangement").row(0, named=True)
-    assert (update["B"], update["N"], update["backward"]) == (500_000, 4, True)
+    assert (update["B"], update["N"], update["backward"]) == (500_000, 6, True)
 
 
 # --- NeRF pipelines --------------------------------------------------------------------
