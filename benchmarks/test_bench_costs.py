@@ -30,7 +30,7 @@ ROWS = 10_000_000
 END_TO_END_TARGET = 60e6
 """Rows per second of `nerframe.costs` on the mixed table that issue 10 asks for;
 reported beside the measured rate, not asserted: on the 2-core machine it is not
-reached yet (see the README's performance section)."""
+reached yet (see docs/performance.md)."""
 SMALL_CALL_TARGET = 0.5e-3
 """Seconds per warm `nerframe.costs` call on a 5-op graph."""
 
