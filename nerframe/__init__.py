@@ -43,10 +43,10 @@ if TYPE_CHECKING:
     from nerframe.scene_table import scenes
     from nerframe.scheduling import Schedule, schedule
     from nerframe.sql import query
-    from nerframe.sweep_charts import pareto_chart, sensitivity_chart
-    from nerframe.sweep_results import pareto
-    from nerframe.sweep_specs import SweepSpec, sweep_spec
-    from nerframe.sweeps import sweep
+    from nerframe.sweeps.charts import pareto_chart, sensitivity_chart
+    from nerframe.sweeps.evaluate import sweep
+    from nerframe.sweeps.results import pareto
+    from nerframe.sweeps.spec import SweepSpec, sweep_spec
     from nerframe.taxonomy import catalogue
     from nerframe.trace import TracedGraph, trace_graph
     from nerframe.validation import validate
@@ -72,12 +72,12 @@ _HOMES = {
     "Schedule": "scheduling",
     "schedule": "scheduling",
     "query": "sql",
-    "pareto_chart": "sweep_charts",
-    "sensitivity_chart": "sweep_charts",
-    "pareto": "sweep_results",
-    "SweepSpec": "sweep_specs",
-    "sweep_spec": "sweep_specs",
-    "sweep": "sweeps",
+    "pareto_chart": "sweeps.charts",
+    "sensitivity_chart": "sweeps.charts",
+    "pareto": "sweeps.results",
+    "SweepSpec": "sweeps.spec",
+    "sweep_spec": "sweeps.spec",
+    "sweep": "sweeps.evaluate",
     "catalogue": "taxonomy",
     "TracedGraph": "trace",
     "trace_graph": "trace",

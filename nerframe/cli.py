@@ -36,7 +36,7 @@ from nerframe.output import FORMATS, emit, format_value, printable, to_text, wid
 if TYPE_CHECKING:
     from nerframe.accelerator_model import Accelerator
     from nerframe.graphs import Graph
-    from nerframe.sweep_specs import SweepSpec
+    from nerframe.sweeps.spec import SweepSpec
     from nerframe.trace.ingest import TracedGraph
 
 COST_VIEW = ["op_id", "op_type", "category", "backward", "scope", "bitwidth", "B", "N", "G"]
@@ -311,9 +311,9 @@ CONFIRM_ABOVE = 20_000_000
 
 def cmd_sweep(args: argparse.Namespace) -> None:
     from nerframe.progress import Progress
-    from nerframe.sweep_results import best, best_in_store, pareto, store_parts
-    from nerframe.sweep_specs import sweep_spec
-    from nerframe.sweeps import chunks, run
+    from nerframe.sweeps.evaluate import chunks, run
+    from nerframe.sweeps.results import best, best_in_store, pareto, store_parts
+    from nerframe.sweeps.spec import sweep_spec
 
     spec = sweep_spec(_sweep_data(args))
     if args.backend != "local" and args.output is None:
@@ -351,7 +351,7 @@ def cmd_sweep(args: argparse.Namespace) -> None:
             )
     if args.chart is not None:  # the whole front, however many rows are printed
         from nerframe.charts import save_chart
-        from nerframe.sweep_charts import pareto_chart
+        from nerframe.sweeps.charts import pareto_chart
 
         save_chart(pareto_chart(shown, objectives), args.chart)
     if front and args.top:  # the top rows of each graph's front
@@ -364,7 +364,7 @@ def cmd_sweep(args: argparse.Namespace) -> None:
 
 def _is_sweep_spec(name: str) -> bool:
     """Whether the file `name` holds a sweep spec (its graphs and grid), not a graph."""
-    from nerframe.sweep_specs import read_spec
+    from nerframe.sweeps.spec import read_spec
 
     if Path(name).suffix.lower() not in (".yaml", ".yml", ".json") or not Path(name).is_file():
         return False
@@ -377,7 +377,7 @@ def _is_sweep_spec(name: str) -> bool:
 
 def _sweep_data(args: argparse.Namespace) -> dict[str, Any]:
     """The sweep spec: the --spec file's, with the command line's choices on top."""
-    from nerframe.sweep_specs import is_workload_axis, read_spec
+    from nerframe.sweeps.spec import is_workload_axis, read_spec
 
     data = read_spec(args.spec) if args.spec is not None else {}
     if args.pipelines:
@@ -439,7 +439,7 @@ def _sweep_data(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _objectives(text: str) -> dict[str, str]:
-    from nerframe.sweep_specs import ALIASES, FIGURES
+    from nerframe.sweeps.spec import ALIASES, FIGURES
 
     names = [n.strip() for n in text.split(",") if n.strip()]
     if len(names) < 2:
@@ -457,8 +457,8 @@ def _estimate(spec: SweepSpec) -> str:
     import io
     import time
 
-    from nerframe.sweep_store import encode_part
-    from nerframe.sweeps import Evaluator, Task
+    from nerframe.sweeps.evaluate import Evaluator, Task
+    from nerframe.sweeps.store import encode_part
 
     sample = min(spec.hardware_points, 50_000)
     evaluate = Evaluator(spec)

@@ -14,7 +14,7 @@ import polars as pl
 import pytest
 
 import nerframe
-from nerframe.sweep_store import incomplete
+from nerframe.sweeps.store import incomplete
 
 SPEC = {
     "graphs": ["neurex"],
@@ -203,9 +203,9 @@ def test_parts_hold_row_groups_required_columns_and_nulls(
     their nulls read back."""
     import pyarrow.parquet as pq
 
-    from nerframe import sweep_store
-    from nerframe.sweep_specs import sweep_spec
-    from nerframe.sweeps import Evaluator, tasks
+    from nerframe.sweeps import store as sweep_store
+    from nerframe.sweeps.evaluate import Evaluator, tasks
+    from nerframe.sweeps.spec import sweep_spec
 
     monkeypatch.setattr(sweep_store, "ROW_GROUP", 3)
     spec = {
@@ -243,8 +243,8 @@ def test_an_error_in_the_middle_of_a_part_leaves_no_part_and_resume_finishes(
 ) -> None:
     """The last part is written a row group at a time: an error between its groups
     leaves the parts before it, nothing of it, and a store that resumes."""
-    from nerframe import sweep_store
-    from nerframe.sweeps import Evaluator
+    from nerframe.sweeps import store as sweep_store
+    from nerframe.sweeps.evaluate import Evaluator
 
     monkeypatch.setattr(sweep_store, "ROW_GROUP", 3)
     calls = []

@@ -18,7 +18,7 @@ at a time (`row_groups`), so that only its last group is written with nothing
 left to overlap.
 
 >>> import nerframe, tempfile
->>> from nerframe.sweep_specs import sweep_spec
+>>> from nerframe.sweeps.spec import sweep_spec
 >>> spec = sweep_spec({"graphs": ["neurex"], "hardware": "neurex",
 ...                    "grid": {"frequency_mhz": [500, 1000]}})
 >>> rows = write_store(spec, tempfile.mkdtemp() + "/s").collect()
@@ -49,8 +49,8 @@ from nerframe.errors import NerframeError, StoreError
 from nerframe.kernels.sweep_chunk import FLOAT_ROWS, INT_ROWS, result_matrices
 from nerframe.progress import Progress
 from nerframe.store import MANIFEST, folder_path, locked, read_manifest, write_manifest
-from nerframe.sweep_specs import SweepSpec, spec_identity
-from nerframe.sweeps import Evaluator, Matrices, Task, tasks
+from nerframe.sweeps.evaluate import Evaluator, Matrices, Task, tasks
+from nerframe.sweeps.spec import SweepSpec, spec_identity
 
 TABLE = "sweep"
 # Rows of a row group at most (a part's groups are of near-equal sizes).
@@ -170,7 +170,7 @@ def write_store(
                 sum(t.stop - t.start for t in every) - sum(t.stop - t.start for t in pending)
             )
         if backend == "dask":
-            from nerframe.dask_backend import run_tasks
+            from nerframe.sweeps.dask import run_tasks
 
             token = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
             run_tasks(spec, token, [(t, paths[t.number]) for t in pending], scheduler, progress)

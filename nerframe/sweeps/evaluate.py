@@ -1,6 +1,6 @@
 """Design-space sweeps: graphs × workload points × accelerator variants, in bulk.
 
-A sweep (a `nerframe.sweep_specs.SweepSpec`) is evaluated as an outer loop
+A sweep (a `nerframe.sweeps.spec.SweepSpec`) is evaluated as an outer loop
 over graphs and workload points (each one costed and mapped graph) with the
 hardware grid batched through the scheduler kernel inside, in chunks of
 ``chunk_size`` configurations: the grid is never materialised, and no per-op ×
@@ -10,9 +10,9 @@ frame figures of `nerframe.schedule`'s summary and ``feasible`` (every
 constraint met, checked in a numba kernel).
 
 With `output`, every chunk is a task that writes its own Parquet part of a
-result store (`nerframe.sweep_store`); an interrupted sweep resumes where it
+result store (`nerframe.sweeps.store`); an interrupted sweep resumes where it
 stopped, and ``backend="dask"`` runs the tasks on a Dask cluster
-(`nerframe.dask_backend`).
+(`nerframe.sweeps.dask`).
 
 >>> import nerframe
 >>> grid = {"frequency_mhz": [500, 1000], "systolic_array_32x32.count": [1, 2]}
@@ -54,7 +54,7 @@ from nerframe.kernels.sweep_chunk import (
 )
 from nerframe.progress import Progress
 from nerframe.scheduling import Configurations, Mapped, overlaps
-from nerframe.sweep_specs import (
+from nerframe.sweeps.spec import (
     ACCELERATOR_FIELDS,
     CHUNK_SIZE,
     SweepSpec,
@@ -350,7 +350,7 @@ def sweep(
     progress: Progress | None = None,
 ) -> pl.DataFrame | pl.LazyFrame:
     """Evaluate `graph` on every variant of `accel` that `grid` describes, at every
-    point of `workload` (axes as in `nerframe.sweep_specs`); or run a whole sweep spec
+    point of `workload` (axes as in `nerframe.sweeps.spec`); or run a whole sweep spec
     (a `SweepSpec`, a dict or a YAML/JSON file) given as the first argument.
 
     Without `output`, returns every row as a DataFrame; with `output`, writes (or
@@ -426,7 +426,7 @@ def run(
         evaluate.mapped(index, 0)
     if output is None:
         return pl.concat(list(chunks(spec, progress, evaluate)))
-    from nerframe.sweep_store import write_store
+    from nerframe.sweeps.store import write_store
 
     return write_store(spec, Path(output), backend, scheduler, progress, evaluate)
 

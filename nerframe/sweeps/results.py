@@ -32,7 +32,7 @@ import polars as pl
 from nerframe.errors import InvalidInputError, NerframeError, NerframeWarning
 from nerframe.kernels.sweep import pareto_mask
 from nerframe.store import tables
-from nerframe.sweep_store import TABLE
+from nerframe.sweeps.store import TABLE
 
 # Columns that are neither a figure nor an axis: the rest of a row's identity.
 _IDENTITY = ("graph", "accelerator", "config")
