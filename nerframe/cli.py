@@ -311,8 +311,9 @@ CONFIRM_ABOVE = 20_000_000
 
 def cmd_sweep(args: argparse.Namespace) -> None:
     from nerframe.progress import Progress
-    from nerframe.sweeps.evaluate import chunks, run
+    from nerframe.sweeps.evaluate import chunks
     from nerframe.sweeps.results import best, best_in_store, pareto, store_parts
+    from nerframe.sweeps.runner import run
     from nerframe.sweeps.spec import sweep_spec
 
     spec = sweep_spec(_sweep_data(args))
@@ -453,22 +454,10 @@ def _objectives(text: str) -> dict[str, str]:
 
 
 def _estimate(spec: SweepSpec) -> str:
-    """What a sweep would cost: time from a timed sample chunk, store size from its Parquet."""
-    import io
-    import time
+    """What a sweep would cost, in words (`nerframe.sweeps.runner.estimate`)."""
+    from nerframe.sweeps.runner import estimate
 
-    from nerframe.sweeps.evaluate import Evaluator, Task
-    from nerframe.sweeps.store import encode_part
-
-    sample = min(spec.hardware_points, 50_000)
-    evaluate = Evaluator(spec)
-    evaluate(Task(0, 0, 0, 0, min(sample, 1000)))  # compile and map outside the timing
-    start = time.perf_counter()
-    frame = evaluate(Task(0, 0, 0, 0, sample))
-    seconds = (time.perf_counter() - start) / sample * spec.configurations
-    buffer = io.BytesIO()
-    encode_part(frame, buffer)
-    size = buffer.tell() / sample * spec.configurations
+    seconds, size = estimate(spec)
     return (
         f"this sweep has {spec.configurations:,} configurations: about "
         f"{_duration(seconds)} on this machine and a {_bytes(size)} store"

@@ -121,7 +121,7 @@ def query(sql_or_name: str, store: str | Path) -> pl.DataFrame:
         result = relation.pl()
         if result.is_empty() and label != "SQL query" and "WHERE feasible" in sql:
             # a named query of feasible rows (pareto, best_under_budget): say why it is empty
-            from nerframe.sweeps.results import warn_infeasible_store
+            from nerframe.sweeps.feasibility import warn_infeasible_store
 
             run = read_manifest(store).get("run") or {}
             limits = (run.get("sweep") or {}).get("constraints") if isinstance(run, dict) else None

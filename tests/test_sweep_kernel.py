@@ -17,8 +17,8 @@ import nerframe
 from nerframe.kernels.sweep_chunk import INT_ROWS, claim
 from nerframe.scheduling import frame_figures, overlaps
 from nerframe.sweeps.evaluate import Evaluator, Task, tasks, variant
+from nerframe.sweeps.parts import part_path, write_part
 from nerframe.sweeps.spec import sweep_spec
-from nerframe.sweeps.store import part_path, write_part
 
 FIGURES = [
     "batches",

@@ -50,7 +50,7 @@ def write_task(spec: SweepSpec, token: str, task: Task, path: str) -> int:
     """
     import numba
 
-    from nerframe.sweeps.store import write_part
+    from nerframe.sweeps.parts import write_part
 
     numba.set_num_threads(min(_numba_threads(), numba.config.NUMBA_NUM_THREADS))  # type: ignore[attr-defined]
     if getattr(_LOCAL, "token", None) != token:
