@@ -14,6 +14,7 @@ import polars as pl
 import pytest
 
 import nerframe
+from nerframe.schemas import SWEEP_FIGURES
 from nerframe.sweeps.store import incomplete
 
 SPEC = {
@@ -227,15 +228,7 @@ def test_parts_hold_row_groups_required_columns_and_nulls(
         parts.write_part(tmp_path / "fresh.parquet", evaluate(task))
         assert part.read_bytes() == (tmp_path / "fresh.parquet").read_bytes()
     optional = {f.name for f in pq.read_schema(first) if f.nullable}
-    assert optional == {
-        "frame_time_s",
-        "fps",
-        "energy_per_frame_j",
-        "avg_power_w",
-        "dram_utilization",
-        "area_mm2",
-        "peak_tflops",
-    }
+    assert optional == set(SWEEP_FIGURES)
 
 
 def test_an_error_in_the_middle_of_a_part_leaves_no_part_and_resume_finishes(

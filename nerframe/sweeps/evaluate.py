@@ -53,6 +53,7 @@ from nerframe.kernels.sweep_chunk import (
 )
 from nerframe.progress import Progress
 from nerframe.scheduling import Configurations, Mapped, overlaps
+from nerframe.schemas import SWEEP_CYCLES, SWEEP_FIGURES
 from nerframe.sweeps.spec import (
     ACCELERATOR_FIELDS,
     SweepSpec,
@@ -183,19 +184,19 @@ class Evaluator:
         for name, value in self._points[task.point].items():
             kind = self._kinds.get(name) or (pl.Int64 if isinstance(value, int) else pl.Float64)
             columns[name] = pl.Series(name, [value], kind).new_from_index(0, size)
-        columns["config"] = ints[0]
+        columns["config"] = ints[INT_ROWS.index("config")]
         for a, (name, values) in enumerate(spec.grid.items()):
             integer = values.dtype == np.int64
             columns[name] = ints[len(INT_ROWS) + a] if integer else floats[len(FLOAT_ROWS) + a]
         batches = pl.Series("batches", [prepared.graph.batches], pl.Int64)
         columns["batches"] = batches.new_from_index(0, size)
-        for k, name in enumerate(INT_ROWS[1:6], 1):
-            columns[name] = ints[k]
-        for k, name in enumerate(FLOAT_ROWS):
+        for name in SWEEP_CYCLES:  # the kernel's rows by name, in the schema's order
+            columns[name] = ints[INT_ROWS.index(name)]
+        for name in SWEEP_FIGURES:
             # NaN is a figure without a value: fps of a zero-time frame, an area
             # that is not published.
-            columns[name] = pl.Series(name, floats[k], nan_to_null=True)
-        columns["bottleneck_module"] = self._bottlenecks.gather(ints[6])
+            columns[name] = pl.Series(name, floats[FLOAT_ROWS.index(name)], nan_to_null=True)
+        columns["bottleneck_module"] = self._bottlenecks.gather(ints[INT_ROWS.index("bottleneck")])
         columns["feasible"] = feasible
         return pl.DataFrame(columns)
 

@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from nerframe.atomic import atomic_path
-from nerframe.kernels.sweep_chunk import FLOAT_ROWS, INT_ROWS
+from nerframe.schemas import SWEEP_CYCLES, SWEEP_FIGURES
 from nerframe.sweeps.evaluate import Task
 from nerframe.sweeps.spec import SweepSpec
 
@@ -48,18 +48,18 @@ def row_groups(rows: int) -> list[tuple[int, int]]:
 
 
 def _table(frame: pl.DataFrame) -> pa.Table:
-    """`frame` as Arrow, its columns that are never null (all but FLOAT_ROWS) marked
-    required: they need no definition levels."""
+    """`frame` as Arrow, its columns that are never null (all but the figures of
+    `schemas.SWEEP_FIGURES`) marked required: they need no definition levels."""
     table = frame.to_arrow()
     schema = pa.schema(
-        [f.with_nullable(f.name in FLOAT_ROWS) for f in table.schema], table.schema.metadata
+        [f.with_nullable(f.name in SWEEP_FIGURES) for f in table.schema], table.schema.metadata
     )
     return pa.Table.from_arrays(table.columns, schema=schema)
 
 
 # Result columns take a new value in most rows; the others (labels, the workload and
 # the grid's axes, batches) hold a few values each, and go through a dictionary.
-_MANY_VALUED = {*INT_ROWS, *FLOAT_ROWS, "feasible"}
+_MANY_VALUED = {"config", *SWEEP_CYCLES, *SWEEP_FIGURES, "feasible"}
 
 
 def _part_writer(sink: str | Path | IO[bytes], schema: pa.Schema) -> pq.ParquetWriter:

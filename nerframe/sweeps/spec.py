@@ -54,6 +54,7 @@ from nerframe.graphs import Graph
 from nerframe.hardware import BUILTIN, accelerator
 from nerframe.nerframe_format import FREQUENCY_MHZ
 from nerframe.scene_table import scene
+from nerframe.schemas import SWEEP_OBJECTIVES
 from nerframe.taxonomy import op_types
 
 # name -> (Configurations field, integer-valued, zero allowed)
@@ -70,16 +71,7 @@ MODULE_FIELDS = {
     "area_um2": ("module_area_um2", False, True),
 }
 # Result columns a constraint or an objective may name; short names users type.
-FIGURES = {
-    "fps": "max",
-    "frame_time_s": "min",
-    "energy_per_frame_j": "min",
-    "avg_power_w": "min",
-    "area_mm2": "min",
-    "dram_utilization": "max",
-    "peak_tflops": "max",
-    "frame_cycles": "min",
-}
+FIGURES = SWEEP_OBJECTIVES
 ALIASES = {
     "energy": "energy_per_frame_j",
     "power": "avg_power_w",
