@@ -378,16 +378,12 @@ def _is_sweep_spec(name: str) -> bool:
 
 def _sweep_data(args: argparse.Namespace) -> dict[str, Any]:
     """The sweep spec: the --spec file's, with the command line's choices on top."""
-    from nerframe.sweeps.spec import is_workload_axis, read_spec
+    from nerframe.sweeps.spec import overlay, read_spec
 
     data = read_spec(args.spec) if args.spec is not None else {}
-    if args.pipelines:
-        data["graphs"] = list(args.pipelines)
-    elif "graphs" not in data:
+    if not args.pipelines and "graphs" not in data:
         raise NerframeError("name a pipeline or graph file to sweep (or give --spec FILE)")
-    if args.hardware is not None:
-        data["hardware"] = args.hardware
-    if data.get("hardware") is None:
+    if args.hardware is None and data.get("hardware") is None:
         raise NerframeError(
             "name the accelerator to sweep with --hardware (or give a sweep spec with --spec FILE)"
             + "".join(
@@ -396,10 +392,6 @@ def _sweep_data(args: argparse.Namespace) -> dict[str, Any]:
                 if args.spec is None and _is_sweep_spec(name)
             )
         )
-    workload: dict[str, Any] = dict(data.get("workload") or {})
-    grid: dict[str, Any] = dict(data.get("grid") or {})
-    limits: dict[str, Any] = dict(data.get("constraints") or {})
-    seen: set[str] = set()
     fixed = {
         "rays": args.rays,
         "samples": args.samples,
@@ -407,12 +399,29 @@ def _sweep_data(args: argparse.Namespace) -> dict[str, Any]:
         "scene": args.scene,
     }
     given = [f"{name}={value}" for name, value in fixed.items() if value is not None]
-    for text in [*(args.vary or []), *given]:
-        name, values = _axis(text)
-        if name in seen:
-            raise NerframeError(f"{name} is given twice; list all its values in one --vary")
-        seen.add(name)
-        (workload if is_workload_axis(name) else grid)[name] = values
+    options: dict[str, Any] = {}
+    if args.parallelism is not None:
+        options["parallelism"] = args.parallelism
+    if args.chunk_size is not None:
+        options["chunk_size"] = args.chunk_size
+    if args.fine:
+        options["fine"] = True
+    if args.model != "realistic" or "model" not in data:
+        options["model"] = args.model
+    if not args.pipelined:
+        options["pipelined"] = False
+    return overlay(
+        data,
+        graphs=args.pipelines,
+        hardware=args.hardware,
+        axes=(_axis(text) for text in [*(args.vary or []), *given]),
+        bounds=_bounds(args),
+        options=options,
+    )
+
+
+def _bounds(args: argparse.Namespace) -> Iterator[tuple[str, str, float]]:
+    """The --max and --min bounds (FIGURE=VALUE), parsed as they are consumed."""
     for flag, bounds in (("max", args.max), ("min", args.min)):
         for text in bounds or []:
             name, _, value = (part.strip() for part in text.partition("="))
@@ -422,21 +431,7 @@ def _sweep_data(args: argparse.Namespace) -> dict[str, Any]:
                 raise NerframeError(f"--{flag} expects FIGURE=VALUE, got {text!r}") from None
             if math.isnan(number):
                 raise NerframeError(f"--{flag} {name}: a bound is a number, got {value!r}")
-            previous = limits.get(name, {})
-            limits[name] = {**(previous if isinstance(previous, dict) else {"max": previous})}
-            limits[name][flag] = number
-    data.update(workload=workload, grid=grid, constraints=limits)
-    if args.parallelism is not None:
-        data["parallelism"] = args.parallelism
-    if args.chunk_size is not None:
-        data["chunk_size"] = args.chunk_size
-    if args.fine:
-        data["fine"] = True
-    if args.model != "realistic" or "model" not in data:
-        data["model"] = args.model
-    if not args.pipelined:
-        data["pipelined"] = False
-    return data
+            yield name, flag, number
 
 
 def _objectives(text: str) -> dict[str, str]:
