@@ -1,12 +1,6 @@
 """Sweep parts: one Parquet file per chunk of a sweep, the same bytes whichever
-backend writes it, whether its row groups come at once or one by one.
-
->>> import io
->>> import polars as pl
->>> buffer = io.BytesIO()
->>> encode_part(pl.DataFrame({"config": [0, 1], "fps": [30.0, None]}), buffer)
->>> pl.read_parquet(buffer.getvalue()).rows()
-[(0, 30.0), (1, None)]
+backend writes it, whether its row groups come at once or one by one
+(`encode_part`, `write_part`); `part_path` says where a chunk's part goes.
 """
 
 from __future__ import annotations
