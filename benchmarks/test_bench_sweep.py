@@ -38,8 +38,8 @@ import numpy as np
 import pytest
 
 import nerframe
-from nerframe.sweep_specs import sweep_spec
-from nerframe.sweeps import Evaluator, Task
+from nerframe.sweeps.evaluate import Evaluator, Task
+from nerframe.sweeps.spec import sweep_spec
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 

@@ -33,9 +33,9 @@ if TYPE_CHECKING:
     from nerframe import trace as trace
     from nerframe.accelerator_model import Accelerator
     from nerframe.analysis import Analysis, analyze
-    from nerframe.builtin_pipelines import pipeline, pipelines
+    from nerframe.builtin_pipelines import expand, pipeline, pipelines, read_graph
     from nerframe.costing import costs
-    from nerframe.graphs import Graph, expand, graph, read_graph
+    from nerframe.graphs import Graph, graph
     from nerframe.hardware import accelerator, accelerators
     from nerframe.ops import operators
     from nerframe.probing import probe
@@ -43,10 +43,10 @@ if TYPE_CHECKING:
     from nerframe.scene_table import scenes
     from nerframe.scheduling import Schedule, schedule
     from nerframe.sql import query
-    from nerframe.sweep_charts import pareto_chart, sensitivity_chart
-    from nerframe.sweep_results import pareto
-    from nerframe.sweep_specs import SweepSpec, sweep_spec
-    from nerframe.sweeps import sweep
+    from nerframe.sweeps.charts import pareto_chart, sensitivity_chart
+    from nerframe.sweeps.results import pareto
+    from nerframe.sweeps.runner import sweep
+    from nerframe.sweeps.spec import SweepSpec, sweep_spec
     from nerframe.taxonomy import catalogue
     from nerframe.trace import TracedGraph, trace_graph
     from nerframe.validation import validate
@@ -59,9 +59,9 @@ _HOMES = {
     "pipelines": "builtin_pipelines",
     "costs": "costing",
     "Graph": "graphs",
-    "expand": "graphs",
+    "expand": "builtin_pipelines",
     "graph": "graphs",
-    "read_graph": "graphs",
+    "read_graph": "builtin_pipelines",
     "accelerator": "hardware",
     "accelerators": "hardware",
     "operators": "ops",
@@ -72,12 +72,12 @@ _HOMES = {
     "Schedule": "scheduling",
     "schedule": "scheduling",
     "query": "sql",
-    "pareto_chart": "sweep_charts",
-    "sensitivity_chart": "sweep_charts",
-    "pareto": "sweep_results",
-    "SweepSpec": "sweep_specs",
-    "sweep_spec": "sweep_specs",
-    "sweep": "sweeps",
+    "pareto_chart": "sweeps.charts",
+    "sensitivity_chart": "sweeps.charts",
+    "pareto": "sweeps.results",
+    "SweepSpec": "sweeps.spec",
+    "sweep_spec": "sweeps.spec",
+    "sweep": "sweeps.runner",
     "catalogue": "taxonomy",
     "TracedGraph": "trace",
     "trace_graph": "trace",

@@ -38,7 +38,7 @@ from nerframe.errors import (
     UnmappedError,
     check_flag,
 )
-from nerframe.graphs import Graph, expand
+from nerframe.graphs import Graph, expand_graph
 from nerframe.hardware import BUILTIN, accelerator, accelerator_table, module_table
 from nerframe.progress import Progress
 from nerframe.rooflines import PRESETS, is_preset, roofline, system
@@ -337,7 +337,7 @@ def _graph(
             "build the graph with the workload it should have",
             given[0],
         )
-    return expand(item) if fine else item
+    return expand_graph(item) if fine else item
 
 
 def _label(item: str | Graph) -> str:

@@ -38,7 +38,7 @@ from pathlib import Path
 import polars as pl
 
 from nerframe.errors import InvalidInputError, NerframeError, did_you_mean
-from nerframe.graphs import Graph, expand, graph, read_graph
+from nerframe.graphs import Graph, expand_graph, graph, read_graph_file
 from nerframe.scene_table import Scene
 from nerframe.scene_table import scene as find_scene
 from nerframe.taxonomy import op_types
@@ -592,7 +592,36 @@ def workload_graph(
             ops = _set_parameter(base, ops, name, value)
     if ops is not base.ops:
         base = _rebuilt(base, ops)
-    return expand(base) if fine else base
+    return expand_graph(base) if fine else base
+
+
+def expand(g: Graph | str) -> Graph:
+    """The fine graph of `g`, a Graph or a built-in pipeline's name: every composite
+    row replaced by a chain of its stage rows (`nerframe.graphs.expand_graph`).
+
+    >>> expand("neurex").ops.height
+    7
+    """
+    return expand_graph(pipeline(g) if isinstance(g, str) else g)
+
+
+def read_graph(path: str | Path) -> Graph:
+    """A graph from a file: a trace file (``*.trace.json``) gives its traced graph
+    (`nerframe.trace.read_traced_graph`), any other file is a JSON or YAML graph
+    file (`nerframe.graphs.read_graph_file`).
+
+    >>> import json, pathlib, tempfile
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "tiny.yaml"
+    >>> _ = path.write_text(json.dumps({"ops": [{"op_type": "Sorting", "B": 8, "N": 4}]}))
+    >>> read_graph(path).ops.height
+    1
+    """
+    path = Path(path)
+    if path.name.lower().endswith(".trace.json"):
+        from nerframe.trace import read_traced_graph  # loaded only to read a trace
+
+        return read_traced_graph(path)
+    return read_graph_file(path)
 
 
 def _set_parameter(base: Graph, ops: pl.DataFrame, name: str, value: float) -> pl.DataFrame:

@@ -36,7 +36,7 @@ from nerframe.output import FORMATS, emit, format_value, printable, to_text, wid
 if TYPE_CHECKING:
     from nerframe.accelerator_model import Accelerator
     from nerframe.graphs import Graph
-    from nerframe.sweep_specs import SweepSpec
+    from nerframe.sweeps.spec import SweepSpec
     from nerframe.trace.ingest import TracedGraph
 
 COST_VIEW = ["op_id", "op_type", "category", "backward", "scope", "bitwidth", "B", "N", "G"]
@@ -311,9 +311,10 @@ CONFIRM_ABOVE = 20_000_000
 
 def cmd_sweep(args: argparse.Namespace) -> None:
     from nerframe.progress import Progress
-    from nerframe.sweep_results import best, best_in_store, pareto, store_parts
-    from nerframe.sweep_specs import sweep_spec
-    from nerframe.sweeps import chunks, run
+    from nerframe.sweeps.evaluate import chunks
+    from nerframe.sweeps.results import best, best_in_store, pareto, store_parts
+    from nerframe.sweeps.runner import run
+    from nerframe.sweeps.spec import sweep_spec
 
     spec = sweep_spec(_sweep_data(args))
     if args.backend != "local" and args.output is None:
@@ -351,7 +352,7 @@ def cmd_sweep(args: argparse.Namespace) -> None:
             )
     if args.chart is not None:  # the whole front, however many rows are printed
         from nerframe.charts import save_chart
-        from nerframe.sweep_charts import pareto_chart
+        from nerframe.sweeps.charts import pareto_chart
 
         save_chart(pareto_chart(shown, objectives), args.chart)
     if front and args.top:  # the top rows of each graph's front
@@ -364,7 +365,7 @@ def cmd_sweep(args: argparse.Namespace) -> None:
 
 def _is_sweep_spec(name: str) -> bool:
     """Whether the file `name` holds a sweep spec (its graphs and grid), not a graph."""
-    from nerframe.sweep_specs import read_spec
+    from nerframe.sweeps.spec import read_spec
 
     if Path(name).suffix.lower() not in (".yaml", ".yml", ".json") or not Path(name).is_file():
         return False
@@ -377,16 +378,12 @@ def _is_sweep_spec(name: str) -> bool:
 
 def _sweep_data(args: argparse.Namespace) -> dict[str, Any]:
     """The sweep spec: the --spec file's, with the command line's choices on top."""
-    from nerframe.sweep_specs import is_workload_axis, read_spec
+    from nerframe.sweeps.spec import overlay, read_spec
 
     data = read_spec(args.spec) if args.spec is not None else {}
-    if args.pipelines:
-        data["graphs"] = list(args.pipelines)
-    elif "graphs" not in data:
+    if not args.pipelines and "graphs" not in data:
         raise NerframeError("name a pipeline or graph file to sweep (or give --spec FILE)")
-    if args.hardware is not None:
-        data["hardware"] = args.hardware
-    if data.get("hardware") is None:
+    if args.hardware is None and data.get("hardware") is None:
         raise NerframeError(
             "name the accelerator to sweep with --hardware (or give a sweep spec with --spec FILE)"
             + "".join(
@@ -395,10 +392,6 @@ def _sweep_data(args: argparse.Namespace) -> dict[str, Any]:
                 if args.spec is None and _is_sweep_spec(name)
             )
         )
-    workload: dict[str, Any] = dict(data.get("workload") or {})
-    grid: dict[str, Any] = dict(data.get("grid") or {})
-    limits: dict[str, Any] = dict(data.get("constraints") or {})
-    seen: set[str] = set()
     fixed = {
         "rays": args.rays,
         "samples": args.samples,
@@ -406,12 +399,29 @@ def _sweep_data(args: argparse.Namespace) -> dict[str, Any]:
         "scene": args.scene,
     }
     given = [f"{name}={value}" for name, value in fixed.items() if value is not None]
-    for text in [*(args.vary or []), *given]:
-        name, values = _axis(text)
-        if name in seen:
-            raise NerframeError(f"{name} is given twice; list all its values in one --vary")
-        seen.add(name)
-        (workload if is_workload_axis(name) else grid)[name] = values
+    options: dict[str, Any] = {}
+    if args.parallelism is not None:
+        options["parallelism"] = args.parallelism
+    if args.chunk_size is not None:
+        options["chunk_size"] = args.chunk_size
+    if args.fine:
+        options["fine"] = True
+    if args.model != "realistic" or "model" not in data:
+        options["model"] = args.model
+    if not args.pipelined:
+        options["pipelined"] = False
+    return overlay(
+        data,
+        graphs=args.pipelines,
+        hardware=args.hardware,
+        axes=(_axis(text) for text in [*(args.vary or []), *given]),
+        bounds=_bounds(args),
+        options=options,
+    )
+
+
+def _bounds(args: argparse.Namespace) -> Iterator[tuple[str, str, float]]:
+    """The --max and --min bounds (FIGURE=VALUE), parsed as they are consumed."""
     for flag, bounds in (("max", args.max), ("min", args.min)):
         for text in bounds or []:
             name, _, value = (part.strip() for part in text.partition("="))
@@ -421,25 +431,11 @@ def _sweep_data(args: argparse.Namespace) -> dict[str, Any]:
                 raise NerframeError(f"--{flag} expects FIGURE=VALUE, got {text!r}") from None
             if math.isnan(number):
                 raise NerframeError(f"--{flag} {name}: a bound is a number, got {value!r}")
-            previous = limits.get(name, {})
-            limits[name] = {**(previous if isinstance(previous, dict) else {"max": previous})}
-            limits[name][flag] = number
-    data.update(workload=workload, grid=grid, constraints=limits)
-    if args.parallelism is not None:
-        data["parallelism"] = args.parallelism
-    if args.chunk_size is not None:
-        data["chunk_size"] = args.chunk_size
-    if args.fine:
-        data["fine"] = True
-    if args.model != "realistic" or "model" not in data:
-        data["model"] = args.model
-    if not args.pipelined:
-        data["pipelined"] = False
-    return data
+            yield name, flag, number
 
 
 def _objectives(text: str) -> dict[str, str]:
-    from nerframe.sweep_specs import ALIASES, FIGURES
+    from nerframe.sweeps.spec import ALIASES, FIGURES
 
     names = [n.strip() for n in text.split(",") if n.strip()]
     if len(names) < 2:
@@ -453,22 +449,10 @@ def _objectives(text: str) -> dict[str, str]:
 
 
 def _estimate(spec: SweepSpec) -> str:
-    """What a sweep would cost: time from a timed sample chunk, store size from its Parquet."""
-    import io
-    import time
+    """What a sweep would cost, in words (`nerframe.sweeps.runner.estimate`)."""
+    from nerframe.sweeps.runner import estimate
 
-    from nerframe.sweep_store import encode_part
-    from nerframe.sweeps import Evaluator, Task
-
-    sample = min(spec.hardware_points, 50_000)
-    evaluate = Evaluator(spec)
-    evaluate(Task(0, 0, 0, 0, min(sample, 1000)))  # compile and map outside the timing
-    start = time.perf_counter()
-    frame = evaluate(Task(0, 0, 0, 0, sample))
-    seconds = (time.perf_counter() - start) / sample * spec.configurations
-    buffer = io.BytesIO()
-    encode_part(frame, buffer)
-    size = buffer.tell() / sample * spec.configurations
+    seconds, size = estimate(spec)
     return (
         f"this sweep has {spec.configurations:,} configurations: about "
         f"{_duration(seconds)} on this machine and a {_bytes(size)} store"

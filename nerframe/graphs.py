@@ -294,9 +294,9 @@ def _dag(g: Graph) -> Dag:
         raise CycleError(e.cycle, f"graph {g.name!r}: data edges form a cycle: {shown}") from None
 
 
-def expand(g: Graph | str) -> Graph:
-    """The fine graph: every composite row replaced by a chain of its stage rows.
-    `g` is a Graph or a built-in pipeline's name.
+def expand_graph(g: Graph) -> Graph:
+    """The fine graph: every composite row replaced by a chain of its stage rows
+    (`nerframe.expand` takes a built-in pipeline's name too).
 
     Stage rows keep the composite's parameters (those their op type takes) and
     its backward flag; incoming edges attach to the first stage and outgoing
@@ -304,15 +304,10 @@ def expand(g: Graph | str) -> Graph:
     the stages of FrustumCullingProjection see the culled Gaussian count.
 
     >>> import nerframe
-    >>> expand(nerframe.pipeline("neurex")).ops.height
+    >>> expand_graph(nerframe.pipeline("neurex")).ops.height
     7
     """
-    if isinstance(g, str):
-        # Imported here: builtin_pipelines builds its graphs with this module.
-        from nerframe.builtin_pipelines import pipeline
-
-        g = pipeline(g)
-    elif not isinstance(g, Graph):
+    if not isinstance(g, Graph):
         raise InvalidInputError(
             f"expand: give a Graph or a pipeline name, got {type(g).__name__}", "g"
         )
@@ -364,26 +359,22 @@ def _check_frame_pixels(value: object, what: str) -> None:
         )
 
 
-def read_graph(path: str | Path) -> Graph:
-    """A graph from a JSON or YAML file holding ``{"name", "ops": [records],
+def read_graph_file(path: str | Path) -> Graph:
+    """A graph from a JSON or YAML graph file holding ``{"name", "ops": [records],
     "edges": [[src, dst] or [src, dst, kind] or {"src", "dst", "kind"}],
     "frame_pixels", "rendered_fraction", "kind"}``.
 
     Only ``ops`` is required; the name defaults to the file's stem. An op
-    record may give its ``scope`` (``frame`` or ``batch``). A trace file
-    (``*.trace.json``) gives its traced graph (`nerframe.trace.read_traced_graph`).
+    record may give its ``scope`` (``frame`` or ``batch``). `nerframe.read_graph`
+    reads trace files too.
 
     >>> import json, pathlib, tempfile
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "tiny.json"
     >>> _ = path.write_text(json.dumps({"ops": [{"op_type": "Sorting", "B": 8, "N": 4}]}))
-    >>> read_graph(path)
+    >>> read_graph_file(path)
     Graph('tiny', inference, 1 ops, 0 edges, frame_pixels=640000)
     """
     path = Path(path)
-    if path.name.lower().endswith(".trace.json"):
-        from nerframe.trace import read_traced_graph
-
-        return read_traced_graph(path)
     from nerframe.formats import load
     from nerframe.formats.graph import GraphFile, edge_tuple
 

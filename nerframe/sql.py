@@ -109,7 +109,7 @@ def query(sql_or_name: str, store: str | Path) -> pl.DataFrame:
     else:
         sql, label = sql_or_name, "SQL query"
     con = connect(store)
-    from nerframe.sweep_store import incomplete
+    from nerframe.sweeps.store import incomplete
 
     if (problem := incomplete(store)) is not None:
         warnings.warn(problem, NerframeWarning, stacklevel=2)
@@ -121,7 +121,7 @@ def query(sql_or_name: str, store: str | Path) -> pl.DataFrame:
         result = relation.pl()
         if result.is_empty() and label != "SQL query" and "WHERE feasible" in sql:
             # a named query of feasible rows (pareto, best_under_budget): say why it is empty
-            from nerframe.sweep_results import warn_infeasible_store
+            from nerframe.sweeps.feasibility import warn_infeasible_store
 
             run = read_manifest(store).get("run") or {}
             limits = (run.get("sweep") or {}).get("constraints") if isinstance(run, dict) else None

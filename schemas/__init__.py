@@ -197,6 +197,47 @@ MEASURED = pl.Schema(
     }
 )
 
+# A sweep's rows (nerframe.sweeps). Their columns: ``graph`` and ``accelerator``,
+# the workload axes, ``config`` (the variant's index in the hardware grid) and the
+# grid's axes (both vary by sweep), ``batches``, then the results below,
+# ``bottleneck_module`` and ``feasible``. The label columns are Enums of the sweep's
+# own names; the axes take their values' types.
+SWEEP_LABELS = ("graph", "accelerator", "config", "batches", "bottleneck_module", "feasible")
+# Cycle counts of a frame: always given.
+SWEEP_CYCLES = pl.Schema(
+    {
+        "pre_cycles": pl.Int64(),
+        "makespan_cycles": pl.Int64(),
+        "interval_cycles": pl.Int64(),
+        "post_cycles": pl.Int64(),
+        "frame_cycles": pl.Int64(),
+    }
+)
+# Frame figures: null where a figure has no value (fps of a zero-time frame, an
+# area that is not published); the only columns of a sweep part that may be null.
+SWEEP_FIGURES = pl.Schema(
+    {
+        "frame_time_s": pl.Float64(),
+        "fps": pl.Float64(),
+        "energy_per_frame_j": pl.Float64(),
+        "avg_power_w": pl.Float64(),
+        "dram_utilization": pl.Float64(),
+        "area_mm2": pl.Float64(),
+        "peak_tflops": pl.Float64(),
+    }
+)
+# The figures a constraint bounds or an objective ranks by, and which way is better.
+SWEEP_OBJECTIVES = {
+    "fps": "max",
+    "frame_time_s": "min",
+    "energy_per_frame_j": "min",
+    "avg_power_w": "min",
+    "area_mm2": "min",
+    "dram_utilization": "max",
+    "peak_tflops": "max",
+    "frame_cycles": "min",
+}
+
 TABLES: dict[str, pl.Schema] = {
     "ops": OPS,
     "edges": EDGES,

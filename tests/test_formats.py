@@ -19,7 +19,7 @@ from nerframe.cli import main
 from nerframe.errors import InvalidInputError, NerframeWarning
 from nerframe.formats import KINDS, schema
 from nerframe.hardware import accelerator
-from nerframe.sweep_specs import sweep_spec
+from nerframe.sweeps.spec import sweep_spec
 from nerframe.trace.classify import class_map
 from nerframe.trace.ingest import trace_graph
 from nerframe.trace.tracefile import Call, Trace, read_trace, write_trace
@@ -430,7 +430,7 @@ def test_the_declared_choices_are_the_code_s_choices() -> None:
     from nerframe.builtin_pipelines import MODELS
     from nerframe.formats.class_map import MapEntry
     from nerframe.formats.sweep_spec import SweepSpecFile
-    from nerframe.sweep_specs import CHUNK_SIZE
+    from nerframe.sweeps.spec import CHUNK_SIZE
     from nerframe.trace.classify import RULES
 
     hints = get_type_hints(SweepSpecFile, include_extras=True)

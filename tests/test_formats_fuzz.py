@@ -32,7 +32,7 @@ import nerframe
 from nerframe.errors import InvalidInputError
 from nerframe.hardware import accelerator
 from nerframe.store import read_manifest, write_manifest
-from nerframe.sweep_specs import sweep_spec
+from nerframe.sweeps.spec import sweep_spec
 from nerframe.trace.classify import class_map
 from nerframe.trace.tracefile import read_trace
 

@@ -747,7 +747,7 @@ def test_ctrl_c_during_a_sweep_exits_130_and_leaves_whole_parts(tmp_path: Path) 
     import signal
     import time
 
-    from nerframe.sweep_store import incomplete
+    from nerframe.sweeps.store import incomplete
 
     store = tmp_path / "s"
     counts = ",".join(map(str, range(1, 257)))

@@ -322,8 +322,10 @@ def test_scene_is_a_sweep_workload_axis() -> None:
     assert rows["scene"].cast(pl.String).to_list() == ["room", "room", "lego", "lego"]
     assert rows["batches"].to_list() == [395, 395, 157, 157]
     # each row is what nerframe.schedule gives for its scene
+    from nerframe.sweeps.evaluate import variant
+
     for name in ("room", "lego"):
-        accel = nerframe.sweeps.variant(nerframe.accelerator("neurex"), {"frequency_mhz": 1000})
+        accel = variant(nerframe.accelerator("neurex"), {"frequency_mhz": 1000})
         fps = nerframe.schedule(pipeline("neurex", scene=name), accel).summary["fps"].item()
         row = rows.filter(pl.col("scene") == name, pl.col("frequency_mhz") == 1000)
         assert row["fps"].item() == pytest.approx(fps, rel=1e-12)
@@ -355,7 +357,7 @@ def test_sweep_cli_scene_axis_and_store(tmp_path: Path, capsys: pytest.CaptureFi
     ],
 )
 def test_a_bad_scene_axis_is_refused(workload: dict[str, object], message: str) -> None:
-    from nerframe.sweep_specs import sweep_spec
+    from nerframe.sweeps.spec import sweep_spec
 
     with pytest.raises(InvalidInputError) as caught:
         sweep_spec({"graphs": ["neurex"], "hardware": "neurex", "workload": workload})
@@ -363,7 +365,7 @@ def test_a_bad_scene_axis_is_refused(workload: dict[str, object], message: str) 
 
 
 def test_a_scene_axis_needs_built_in_pipelines_and_the_realistic_model(graph_file: Path) -> None:
-    from nerframe.sweep_specs import sweep_spec
+    from nerframe.sweeps.spec import sweep_spec
 
     spec = {"hardware": "neurex", "workload": {"scene": ["lego"]}}
     with pytest.raises(InvalidInputError, match="not to the graph file"):

@@ -394,7 +394,7 @@ def test_a_sweep_stopped_before_its_first_part_leaves_no_store(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stop: type[BaseException]
 ) -> None:
     """D4: a sweep that failed before its first part left a store skeleton behind."""
-    from nerframe import sweeps
+    from nerframe.sweeps import evaluate as sweeps
 
     def failing(self: object, *args: object) -> None:
         raise stop("stopped")
@@ -414,7 +414,7 @@ def test_an_unreachable_dask_scheduler_leaves_no_store(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """D26: `--scheduler tcp://127.0.0.1:1` waited, failed and left dbad/store.json."""
-    from nerframe import dask_backend
+    from nerframe.sweeps import dask as dask_backend
 
     def unreachable(*args: object) -> None:  # what connecting raises, without the 30 s
         raise nerframe.NerframeError("dask scheduler tcp://127.0.0.1:1: Timed out")

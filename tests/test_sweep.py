@@ -13,7 +13,7 @@ import pytest
 import nerframe
 from nerframe.kernels import reference_schedule as ref
 from nerframe.mapping import map_operators, work
-from nerframe.sweeps import variant
+from nerframe.sweeps.evaluate import variant
 
 GRID = {
     "frequency_mhz": [400, 1000],

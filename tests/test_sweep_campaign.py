@@ -13,7 +13,7 @@ import pytest
 import nerframe
 from nerframe.builtin_pipelines import workload_graph
 from nerframe.kernels.sweep import pareto_mask, within
-from nerframe.sweep_specs import sweep_spec
+from nerframe.sweeps.spec import sweep_spec
 
 GRID = {"frequency_mhz": [500, 1000], "systolic_array_32x32.count": [1, 2, 4]}
 SPEC = {
@@ -242,7 +242,7 @@ def test_bad_specs(change: dict, message: str) -> None:
 
 def test_grid_is_expanded_lazily_in_row_order() -> None:
     spec = sweep_spec({**SPEC, "chunk_size": 4})
-    from nerframe.sweeps import chunks, tasks
+    from nerframe.sweeps.evaluate import chunks, tasks
 
     assert [t.stop - t.start for t in tasks(spec)] == [4, 2, 4, 2]
     frames = list(chunks(spec))
@@ -253,7 +253,7 @@ def test_grid_is_expanded_lazily_in_row_order() -> None:
 @pytest.mark.parametrize("n", [1, 5, 40, 0])
 @pytest.mark.parametrize("direction", ["max", "min"])
 def test_best_folded_over_chunks_equals_one_sort(n: int, direction: str) -> None:
-    from nerframe.sweep_results import best
+    from nerframe.sweeps.results import best
 
     rng = np.random.default_rng(1)
     rows = pl.DataFrame(

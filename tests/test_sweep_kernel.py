@@ -16,22 +16,16 @@ import pytest
 import nerframe
 from nerframe.kernels.sweep_chunk import INT_ROWS, claim
 from nerframe.scheduling import frame_figures, overlaps
-from nerframe.sweep_specs import sweep_spec
-from nerframe.sweep_store import part_path, write_part
-from nerframe.sweeps import Evaluator, Task, tasks, variant
+from nerframe.schemas import SWEEP_CYCLES, SWEEP_FIGURES
+from nerframe.sweeps.evaluate import Evaluator, Task, tasks, variant
+from nerframe.sweeps.parts import part_path, write_part
+from nerframe.sweeps.spec import sweep_spec
 
+# The figures a schedule's summary has too (area and peak come from the accelerator).
 FIGURES = [
     "batches",
-    "pre_cycles",
-    "makespan_cycles",
-    "interval_cycles",
-    "post_cycles",
-    "frame_cycles",
-    "frame_time_s",
-    "fps",
-    "energy_per_frame_j",
-    "avg_power_w",
-    "dram_utilization",
+    *SWEEP_CYCLES,
+    *(f for f in SWEEP_FIGURES if f not in ("area_mm2", "peak_tflops")),
     "bottleneck_module",
 ]
 

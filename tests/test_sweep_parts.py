@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from nerframe.sweep_store import _part_writer, _table, encode_part
+from nerframe.sweeps.parts import _part_writer, _table, encode_part
 
 ROWS = 30_000
 GROUPS = [(0, 7), (7, 12_000), (12_000, ROWS)]
@@ -126,9 +126,9 @@ def test_the_same_rows_give_the_same_bytes_and_pyarrows_arrow_schema() -> None:
 
 
 def test_a_part_s_row_groups_follow_row_groups(monkeypatch: pytest.MonkeyPatch) -> None:
-    from nerframe import sweep_store
+    from nerframe.sweeps import parts
 
-    monkeypatch.setattr(sweep_store, "ROW_GROUP", 10_000)
+    monkeypatch.setattr(parts, "ROW_GROUP", 10_000)
     buffer = io.BytesIO()
     encode_part(_frame(), buffer)
     meta = pq.read_metadata(io.BytesIO(buffer.getvalue()))

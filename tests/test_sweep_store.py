@@ -14,7 +14,8 @@ import polars as pl
 import pytest
 
 import nerframe
-from nerframe.sweep_store import incomplete
+from nerframe.schemas import SWEEP_FIGURES
+from nerframe.sweeps.store import incomplete
 
 SPEC = {
     "graphs": ["neurex"],
@@ -203,11 +204,11 @@ def test_parts_hold_row_groups_required_columns_and_nulls(
     their nulls read back."""
     import pyarrow.parquet as pq
 
-    from nerframe import sweep_store
-    from nerframe.sweep_specs import sweep_spec
-    from nerframe.sweeps import Evaluator, tasks
+    from nerframe.sweeps import parts
+    from nerframe.sweeps.evaluate import Evaluator, tasks
+    from nerframe.sweeps.spec import sweep_spec
 
-    monkeypatch.setattr(sweep_store, "ROW_GROUP", 3)
+    monkeypatch.setattr(parts, "ROW_GROUP", 3)
     spec = {
         "graphs": ["neurex"],
         "hardware": "xavier_nx",  # publishes no area for some modules: area_mm2 is null
@@ -224,18 +225,10 @@ def test_parts_hold_row_groups_required_columns_and_nulls(
         assert [meta.row_group(g).num_rows for g in range(meta.num_row_groups)] == sizes
     evaluate = Evaluator(sweep_spec(spec))
     for task, part in zip(tasks(sweep_spec(spec)), (first, second), strict=True):
-        sweep_store.write_part(tmp_path / "fresh.parquet", evaluate(task))
+        parts.write_part(tmp_path / "fresh.parquet", evaluate(task))
         assert part.read_bytes() == (tmp_path / "fresh.parquet").read_bytes()
     optional = {f.name for f in pq.read_schema(first) if f.nullable}
-    assert optional == {
-        "frame_time_s",
-        "fps",
-        "energy_per_frame_j",
-        "avg_power_w",
-        "dram_utilization",
-        "area_mm2",
-        "peak_tflops",
-    }
+    assert optional == set(SWEEP_FIGURES)
 
 
 def test_an_error_in_the_middle_of_a_part_leaves_no_part_and_resume_finishes(
@@ -243,10 +236,10 @@ def test_an_error_in_the_middle_of_a_part_leaves_no_part_and_resume_finishes(
 ) -> None:
     """The last part is written a row group at a time: an error between its groups
     leaves the parts before it, nothing of it, and a store that resumes."""
-    from nerframe import sweep_store
-    from nerframe.sweeps import Evaluator
+    from nerframe.sweeps import parts
+    from nerframe.sweeps.evaluate import Evaluator
 
-    monkeypatch.setattr(sweep_store, "ROW_GROUP", 3)
+    monkeypatch.setattr(parts, "ROW_GROUP", 3)
     calls = []
     evaluate = Evaluator.__call__
 

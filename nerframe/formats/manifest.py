@@ -41,7 +41,7 @@ class Run(msgspec.Struct, kw_only=True):
     model: str | None = None
     """Analysis: the workload model."""
     sweep: dict[str, Any] | None = None
-    """Sweep: everything that determines the rows (`nerframe.sweep_specs.spec_identity`)."""
+    """Sweep: everything that determines the rows (`nerframe.sweeps.spec.spec_identity`)."""
     complete: bool | None = None
     """Sweep: every chunk written."""
     chunks: Count | None = None

@@ -1,7 +1,7 @@
 """The sweep spec (YAML or JSON, or a dict given to `nerframe.sweep_spec`).
 
 To add a spec key: add a field here (with its default and a docstring), read it in
-`nerframe.sweep_specs._build`, and document it in ``docs/formats.md``; the JSON
+`nerframe.sweeps.spec._build`, and document it in ``docs/formats.md``; the JSON
 Schema and the unknown-key check follow from the field.
 
 >>> from nerframe.formats import convert
@@ -34,7 +34,7 @@ Axis = Number | list[Number] | Range
 
 WorkloadAxis = Number | str | list[Number | str] | Range
 """A workload axis's values: as `Axis`, or names on the ``scene`` axis
-(`nerframe.sweep_specs` refuses text on every other axis)."""
+(`nerframe.sweeps.spec` refuses text on every other axis)."""
 
 
 class Bounds(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):

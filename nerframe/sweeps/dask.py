@@ -18,8 +18,8 @@ from pathlib import Path
 
 from nerframe.errors import NerframeError
 from nerframe.progress import Progress
-from nerframe.sweep_specs import SweepSpec
-from nerframe.sweeps import Evaluator, Task
+from nerframe.sweeps.evaluate import Evaluator, Task
+from nerframe.sweeps.spec import SweepSpec
 
 # One evaluator per spec per worker thread (an evaluator reuses buffers, so threads
 # never share one), so consecutive tasks of one workload point reuse its mapped graph.
@@ -50,7 +50,7 @@ def write_task(spec: SweepSpec, token: str, task: Task, path: str) -> int:
     """
     import numba
 
-    from nerframe.sweep_store import write_part
+    from nerframe.sweeps.parts import write_part
 
     numba.set_num_threads(min(_numba_threads(), numba.config.NUMBA_NUM_THREADS))  # type: ignore[attr-defined]
     if getattr(_LOCAL, "token", None) != token:

@@ -1,6 +1,6 @@
 """Charts of sweep results: the Pareto front and per-axis sensitivity.
 
-Both take small tables (a front from `nerframe.sweep_results.pareto`, the
+Both take small tables (a front from `nerframe.sweeps.results.pareto`, the
 ``sensitivity`` named query's rows), never a whole sweep; save them with
 `nerframe.charts.save_chart`.
 
@@ -51,7 +51,7 @@ def pareto_chart(
     'Pareto front: fps (higher is better) vs energy_per_frame_j (lower is better)'
     """
     from nerframe.charts.tables import require
-    from nerframe.sweep_results import check_objectives
+    from nerframe.sweeps.results import check_objectives
 
     require(front, ("graph",), "pareto_chart")
     names = list(check_objectives(objectives, front.columns, "pareto_chart", least=2))

@@ -39,7 +39,7 @@ import hashlib
 import itertools
 import json
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -54,6 +54,7 @@ from nerframe.graphs import Graph
 from nerframe.hardware import BUILTIN, accelerator
 from nerframe.nerframe_format import FREQUENCY_MHZ
 from nerframe.scene_table import scene
+from nerframe.schemas import SWEEP_OBJECTIVES
 from nerframe.taxonomy import op_types
 
 # name -> (Configurations field, integer-valued, zero allowed)
@@ -70,16 +71,7 @@ MODULE_FIELDS = {
     "area_um2": ("module_area_um2", False, True),
 }
 # Result columns a constraint or an objective may name; short names users type.
-FIGURES = {
-    "fps": "max",
-    "frame_time_s": "min",
-    "energy_per_frame_j": "min",
-    "avg_power_w": "min",
-    "area_mm2": "min",
-    "dram_utilization": "max",
-    "peak_tflops": "max",
-    "frame_cycles": "min",
-}
+FIGURES = SWEEP_OBJECTIVES
 ALIASES = {
     "energy": "energy_per_frame_j",
     "power": "avg_power_w",
@@ -259,6 +251,52 @@ def read_spec(path: str | Path) -> dict[str, Any]:
     if "hardware" in data:
         data["hardware"] = _relative_to(data["hardware"], path, pipeline=False)
     return data
+
+
+def overlay(
+    data: Mapping[str, Any],
+    *,
+    graphs: Sequence[str] = (),
+    hardware: str | None = None,
+    axes: Iterable[tuple[str, Sequence[float | str]]] = (),
+    bounds: Iterable[tuple[str, str, float]] = (),
+    options: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Spec `data` (a spec file's, `read_spec`) with the command line's choices on top:
+    `graphs` and `hardware` replace the spec's when given; each of `axes` (name,
+    values) is added to the workload or the grid (`is_workload_axis`), an axis given
+    twice refused; each of `bounds` (name, ``"max"`` or ``"min"``, value) sets that
+    side of the figure's constraint; `options` (parallelism, chunk_size, ...) are set.
+    Validated by `sweep_spec`.
+
+    >>> data = overlay({"graphs": ["neurex"], "constraints": {"fps": 60}},
+    ...                hardware="neurex", axes=[("rays", [1024]), ("frequency_mhz", [500])],
+    ...                bounds=[("fps", "min", 30.0)])
+    >>> data["workload"], data["grid"], data["constraints"]
+    ({'rays': [1024]}, {'frequency_mhz': [500]}, {'fps': {'max': 60, 'min': 30.0}})
+    """
+    result = dict(data)
+    if graphs:
+        result["graphs"] = list(graphs)
+    if hardware is not None:
+        result["hardware"] = hardware
+    workload: dict[str, Any] = dict(result.get("workload") or {})
+    grid: dict[str, Any] = dict(result.get("grid") or {})
+    limits: dict[str, Any] = dict(result.get("constraints") or {})
+    seen: set[str] = set()
+    for name, values in axes:  # consumed in order: a caller may parse them lazily
+        if name in seen:
+            raise InvalidInputError(
+                f"{name} is given twice; list all its values in one --vary", name
+            )
+        seen.add(name)
+        (workload if is_workload_axis(name) else grid)[name] = values
+    for name, side, number in bounds:
+        previous = limits.get(name, {})
+        limits[name] = {**(previous if isinstance(previous, dict) else {"max": previous})}
+        limits[name][side] = number
+    result.update(workload=workload, grid=grid, constraints=limits, **(options or {}))
+    return result
 
 
 def _relative_to(name: object, spec: str | Path, *, pipeline: bool) -> object:

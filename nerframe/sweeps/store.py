@@ -18,7 +18,7 @@ at a time (`row_groups`), so that only its last group is written with nothing
 left to overlap.
 
 >>> import nerframe, tempfile
->>> from nerframe.sweep_specs import sweep_spec
+>>> from nerframe.sweeps.spec import sweep_spec
 >>> spec = sweep_spec({"graphs": ["neurex"], "hardware": "neurex",
 ...                    "grid": {"frequency_mhz": [500, 1000]}})
 >>> rows = write_store(spec, tempfile.mkdtemp() + "/s").collect()
@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import itertools
 import json
 import queue
 import shutil
@@ -38,106 +37,27 @@ import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any
+from typing import Any
 
 import polars as pl
-import pyarrow as pa
 import pyarrow.parquet as pq
 
 from nerframe.atomic import atomic_path
 from nerframe.errors import NerframeError, StoreError
-from nerframe.kernels.sweep_chunk import FLOAT_ROWS, INT_ROWS, result_matrices
+from nerframe.kernels.sweep_chunk import result_matrices
 from nerframe.progress import Progress
 from nerframe.store import MANIFEST, folder_path, locked, read_manifest, write_manifest
-from nerframe.sweep_specs import SweepSpec, spec_identity
-from nerframe.sweeps import Evaluator, Matrices, Task, tasks
-
-TABLE = "sweep"
-# Rows of a row group at most (a part's groups are of near-equal sizes).
-ROW_GROUP = 65_536
-
-
-def part_path(store: Path, spec: SweepSpec, names: list[str], task: Task) -> Path:
-    """Where the rows of `task` go."""
-    folder = store / TABLE / f"graph={names[task.graph]}" / f"hardware={spec.hardware.name}"
-    return folder / f"part-{task.number:06d}.parquet"
-
-
-def row_groups(rows: int) -> list[tuple[int, int]]:
-    """The (start, stop) row ranges of a part's row groups: as few as `ROW_GROUP`
-    allows, of near-equal sizes (so that result memory computed a group at a time
-    can be reused).
-
-    >>> row_groups(250_000)[:2], row_groups(5)
-    ([(0, 62500), (62500, 125000)], [(0, 5)])
-    """
-    groups = max(-(-rows // ROW_GROUP), 1)
-    return list(itertools.pairwise([rows * g // groups for g in range(groups + 1)]))
-
-
-def _table(frame: pl.DataFrame) -> pa.Table:
-    """`frame` as Arrow, its columns that are never null (all but FLOAT_ROWS) marked
-    required: they need no definition levels."""
-    table = frame.to_arrow()
-    schema = pa.schema(
-        [f.with_nullable(f.name in FLOAT_ROWS) for f in table.schema], table.schema.metadata
-    )
-    return pa.Table.from_arrays(table.columns, schema=schema)
-
-
-# Result columns take a new value in most rows; the others (labels, the workload and
-# the grid's axes, batches) hold a few values each, and go through a dictionary.
-_MANY_VALUED = {*INT_ROWS, *FLOAT_ROWS, "feasible"}
-
-
-def _part_writer(sink: str | Path | IO[bytes], schema: pa.Schema) -> pq.ParquetWriter:
-    """A Parquet writer of sweep parts into `sink`: dictionary-encoded columns only
-    where values repeat, ``config`` (integers in steps of one) as
-    DELTA_BINARY_PACKED, nothing compressed and no statistics (result columns are
-    unsorted within a part, so readers could skip little by them)."""
-    return pq.ParquetWriter(
-        sink,
-        schema,
-        use_dictionary=[name for name in schema.names if name not in _MANY_VALUED],
-        column_encoding={"config": "DELTA_BINARY_PACKED"} if "config" in schema.names else None,
-        compression="none",
-        write_statistics=False,
-    )
-
-
-def encode_part(frame: pl.DataFrame, sink: str | Path | IO[bytes]) -> None:
-    """Write the rows of one chunk as a Parquet part into `sink` (see `_part_writer`),
-    in `row_groups`.
-
-    >>> import io
-    >>> buffer = io.BytesIO()
-    >>> encode_part(pl.DataFrame({"config": [0, 1], "fps": [30.0, None]}), buffer)
-    >>> pl.read_parquet(buffer.getvalue()).rows()
-    [(0, 30.0), (1, None)]
-    """
-    table = _table(frame)
-    with _part_writer(sink, table.schema) as part:
-        _write_groups(part, table)
-
-
-def _write_groups(part: pq.ParquetWriter, table: pa.Table) -> None:
-    """`table` as row groups of `part`, one per range of `row_groups` (so that the
-    same rows give the same groups, whether they come at once or a group at a time)."""
-    for start, stop in row_groups(table.num_rows):
-        part.write_table(table.slice(start, stop - start), row_group_size=stop - start)
-
-
-def write_part(path: Path, frame: pl.DataFrame) -> None:
-    """Write one chunk atomically (same rows, same bytes, whichever backend writes it,
-    and whether its row groups come at once or one by one)."""
-    with atomic_path(path) as tmp, _created(tmp) as sink:
-        encode_part(frame, sink)
-
-
-def _created(tmp: Path) -> IO[bytes]:
-    """The new, empty file `tmp` opened for writing. Not truncated: on ext4, closing a
-    file truncated to nothing and written again starts writing it out (auto_da_alloc)."""
-    return open(tmp, "r+b")
+from nerframe.sweeps.evaluate import Evaluator, Matrices, tasks
+from nerframe.sweeps.parts import (
+    TABLE,
+    _created,
+    _part_writer,
+    _table,
+    _write_groups,
+    part_path,
+    row_groups,
+)
+from nerframe.sweeps.spec import SweepSpec, spec_identity
 
 
 def graph_names(spec: SweepSpec) -> list[str]:
@@ -170,7 +90,7 @@ def write_store(
                 sum(t.stop - t.start for t in every) - sum(t.stop - t.start for t in pending)
             )
         if backend == "dask":
-            from nerframe.dask_backend import run_tasks
+            from nerframe.sweeps.dask import run_tasks
 
             token = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
             run_tasks(spec, token, [(t, paths[t.number]) for t in pending], scheduler, progress)

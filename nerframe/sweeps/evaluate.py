@@ -1,6 +1,6 @@
 """Design-space sweeps: graphs × workload points × accelerator variants, in bulk.
 
-A sweep (a `nerframe.sweep_specs.SweepSpec`) is evaluated as an outer loop
+A sweep (a `nerframe.sweeps.spec.SweepSpec`) is evaluated as an outer loop
 over graphs and workload points (each one costed and mapped graph) with the
 hardware grid batched through the scheduler kernel inside, in chunks of
 ``chunk_size`` configurations: the grid is never materialised, and no per-op ×
@@ -10,9 +10,9 @@ frame figures of `nerframe.schedule`'s summary and ``feasible`` (every
 constraint met, checked in a numba kernel).
 
 With `output`, every chunk is a task that writes its own Parquet part of a
-result store (`nerframe.sweep_store`); an interrupted sweep resumes where it
+result store (`nerframe.sweeps.store`); an interrupted sweep resumes where it
 stopped, and ``backend="dask"`` runs the tasks on a Dask cluster
-(`nerframe.dask_backend`).
+(`nerframe.sweeps.dask`).
 
 >>> import nerframe
 >>> grid = {"frequency_mhz": [500, 1000], "systolic_array_32x32.count": [1, 2]}
@@ -23,16 +23,15 @@ stopped, and ``backend="dask"`` runs the tasks on a Dask cluster
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
-from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
 import polars as pl
 
 from nerframe.accelerator_model import Accelerator
-from nerframe.errors import InvalidInputError, NerframeError
+from nerframe.errors import InvalidInputError
 from nerframe.graphs import Graph
 from nerframe.kernels.dag import Dag, dag
 from nerframe.kernels.schedule_inputs import OpArrays
@@ -54,16 +53,13 @@ from nerframe.kernels.sweep_chunk import (
 )
 from nerframe.progress import Progress
 from nerframe.scheduling import Configurations, Mapped, overlaps
-from nerframe.sweep_specs import (
+from nerframe.schemas import SWEEP_CYCLES, SWEEP_FIGURES
+from nerframe.sweeps.spec import (
     ACCELERATOR_FIELDS,
-    CHUNK_SIZE,
     SweepSpec,
     hardware_field,
-    is_workload_axis,
-    sweep_spec,
 )
 
-BACKENDS = ("local", "dask")
 Matrices = tuple[np.ndarray, np.ndarray, np.ndarray]
 """The fused kernel's int64 and float64 result rows and feasibility mask of one task."""
 Helper = Callable[[Callable[[], None]], None]
@@ -188,19 +184,19 @@ class Evaluator:
         for name, value in self._points[task.point].items():
             kind = self._kinds.get(name) or (pl.Int64 if isinstance(value, int) else pl.Float64)
             columns[name] = pl.Series(name, [value], kind).new_from_index(0, size)
-        columns["config"] = ints[0]
+        columns["config"] = ints[INT_ROWS.index("config")]
         for a, (name, values) in enumerate(spec.grid.items()):
             integer = values.dtype == np.int64
             columns[name] = ints[len(INT_ROWS) + a] if integer else floats[len(FLOAT_ROWS) + a]
         batches = pl.Series("batches", [prepared.graph.batches], pl.Int64)
         columns["batches"] = batches.new_from_index(0, size)
-        for k, name in enumerate(INT_ROWS[1:6], 1):
-            columns[name] = ints[k]
-        for k, name in enumerate(FLOAT_ROWS):
+        for name in SWEEP_CYCLES:  # the kernel's rows by name, in the schema's order
+            columns[name] = ints[INT_ROWS.index(name)]
+        for name in SWEEP_FIGURES:
             # NaN is a figure without a value: fps of a zero-time frame, an area
             # that is not published.
-            columns[name] = pl.Series(name, floats[k], nan_to_null=True)
-        columns["bottleneck_module"] = self._bottlenecks.gather(ints[6])
+            columns[name] = pl.Series(name, floats[FLOAT_ROWS.index(name)], nan_to_null=True)
+        columns["bottleneck_module"] = self._bottlenecks.gather(ints[INT_ROWS.index("bottleneck")])
         columns["feasible"] = feasible
         return pl.DataFrame(columns)
 
@@ -332,103 +328,6 @@ _FIELD_CODES = {
     "power_uw": POWER,
     "area_um2": AREA,
 }
-
-
-def sweep(
-    graph: Graph | str | SweepSpec | Mapping[str, Any] | Path,
-    accel: Accelerator | str | None = None,
-    grid: Mapping[str, Sequence[float]] | None = None,
-    *,
-    workload: Mapping[str, Sequence[float]] | None = None,
-    constraints: Mapping[str, Any] | None = None,
-    parallelism: str = "split",
-    pipelined: bool = True,
-    output: str | Path | None = None,
-    chunk_size: int = CHUNK_SIZE,
-    backend: str = "local",
-    scheduler: str | None = None,
-    progress: Progress | None = None,
-) -> pl.DataFrame | pl.LazyFrame:
-    """Evaluate `graph` on every variant of `accel` that `grid` describes, at every
-    point of `workload` (axes as in `nerframe.sweep_specs`); or run a whole sweep spec
-    (a `SweepSpec`, a dict or a YAML/JSON file) given as the first argument.
-
-    Without `output`, returns every row as a DataFrame; with `output`, writes (or
-    resumes) a result store there and returns a LazyFrame over its rows, so a
-    campaign never has to fit in memory. Row values equal what `nerframe.schedule`
-    gives for that variant. `backend` ``"dask"`` runs the chunks on a Dask cluster
-    (at `scheduler`, else a local one); it needs `output`. Without `output` a sweep of
-    more than `IN_MEMORY_ROWS` rows is refused before any work.
-
-    >>> rows = sweep("neurex", "neurex", {"frequency_mhz": [500, 1000]},
-    ...              workload={"rays": [1024, 4096]})
-    >>> rows.select("rays", "frequency_mhz", "config").rows()
-    [(1024, 500.0, 0), (1024, 1000.0, 1), (4096, 500.0, 0), (4096, 1000.0, 1)]
-    """
-    if isinstance(graph, Graph) or (isinstance(graph, str) and accel is not None):
-        if accel is None:
-            raise NerframeError("sweep: name the accelerator to sweep")
-        hardware: dict[str, Sequence[float]] = {}
-        workload_axes = dict(workload or {})
-        for name, values in (grid or {}).items():
-            (workload_axes if is_workload_axis(name) else hardware)[name] = values
-        spec = sweep_spec(
-            {
-                "graphs": [graph],
-                "hardware": accel,
-                "workload": workload_axes,
-                "grid": hardware,
-                "constraints": dict(constraints or {}),
-                "parallelism": parallelism,
-                "pipelined": pipelined,
-                "chunk_size": chunk_size,
-            }
-        )
-    else:
-        spec = sweep_spec(graph)
-    return run(spec, output, backend, scheduler, progress)
-
-
-# The most rows an in-memory sweep returns (the command line asks for --yes above
-# the same count). A row of one axis is ~20 columns, ~130 bytes measured with
-# DataFrame.estimated_size: the largest result is ~3 GB.
-IN_MEMORY_ROWS = 20_000_000
-_ROW_BYTES = 130
-
-
-def run(
-    spec: SweepSpec,
-    output: str | Path | None = None,
-    backend: str = "local",
-    scheduler: str | None = None,
-    progress: Progress | None = None,
-) -> pl.DataFrame | pl.LazyFrame:
-    """Run a validated spec: see `sweep`."""
-    if backend not in BACKENDS:
-        raise NerframeError(f"unknown backend {backend!r}; choose {' or '.join(BACKENDS)}")
-    if output is None and backend != "local":
-        raise NerframeError(f"the {backend} backend writes a store: give an output folder")
-    if output is None and spec.configurations > IN_MEMORY_ROWS:
-        raise NerframeError(
-            f"sweep: {spec.configurations:,} configurations are more rows than one "
-            f"DataFrame should hold (at most {IN_MEMORY_ROWS:,}, about "
-            f"{IN_MEMORY_ROWS * _ROW_BYTES / 1e9:.0f} GB): give output= to write a store, "
-            "whose LazyFrame is read part by part (or shrink the grid)"
-        )
-    if scheduler is not None and backend != "dask":
-        raise InvalidInputError(
-            f"a scheduler ({scheduler}) is the address of a Dask scheduler: use it with the "
-            "dask backend (--backend dask), or leave it out",
-            "scheduler",
-        )
-    evaluate = Evaluator(spec)
-    for index in range(len(spec.graphs)):  # an unmappable graph fails before any work
-        evaluate.mapped(index, 0)
-    if output is None:
-        return pl.concat(list(chunks(spec, progress, evaluate)))
-    from nerframe.sweep_store import write_store
-
-    return write_store(spec, Path(output), backend, scheduler, progress, evaluate)
 
 
 def chunks(
