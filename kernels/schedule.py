@@ -2,7 +2,8 @@
 
 Implements spec/hardware.md, "Duration of an operator on its module", "List
 scheduling (one batch)" and the per-batch figures of "Frames, throughput and PPA"
-(makespan, interval, bottleneck, energy). One graph (a `Dag`) is scheduled on a
+(makespan, interval, bottleneck, energy), with the DRAM bandwidth shared by the
+ops that run at the same time (docs/model.md, "Shared DRAM bandwidth"). One graph (a `Dag`) is scheduled on a
 batch of C configurations (`ConfigArrays`) in parallel; a single analysis is a
 batch of one. `kernels/reference_schedule.py` implements the same rules one
 configuration at a time in plain Python: it is the test oracle and the benchmark
@@ -156,6 +157,14 @@ def _schedule_chunk(
     array_rows, array_cols, dataflow = cfg.array_rows, cfg.array_cols, cfg.dataflow
     array_cycles = np.zeros(n, np.int64)
     array_key = np.full((n, 4), -1, np.int64)
+    # Shared DRAM: each placed op that moves bytes reserves its byte rate over
+    # [start, end); res_* hold the reservations in placement order, near the ones
+    # that overlap the window being tried.
+    rate = np.empty(n, np.float64)
+    res_start = np.empty(n, np.int64)
+    res_end = np.empty(n, np.int64)
+    res_rate = np.empty(n, np.float64)
+    near = np.empty(n, np.int64)
 
     for c in range(c_begin, c_end):
         freq_hz = frequency_mhz[c] * 1e6
@@ -184,6 +193,11 @@ def _schedule_chunk(
                 compute = math.ceil(work[op] / (module_throughput[c, m] * module_k[c, m]))
             memory = math.ceil(bytes_total[op] / bytes_per_cycle)
             dur[op] = module_latency[c, m] + max(compute, memory)
+            # Bytes spread evenly over the op's duration; never above the bandwidth
+            # (dur >= memory cycles; the min only absorbs rounding).
+            rate[op] = 0.0
+            if bytes_total[op] > 0 and dur[op] > 0:
+                rate[op] = min(bytes_total[op] / dur[op], bytes_per_cycle)
             if keep_ops:
                 compute_cycles[c, op] = compute
                 memory_cycles[c, op] = memory
@@ -211,6 +225,7 @@ def _schedule_chunk(
 
         size = 0
         last_end = 0
+        n_res = 0
         while True:
             # Push the ops that just became ready (sift up) ...
             for r in range(n_released):
@@ -247,16 +262,13 @@ def _schedule_chunk(
             m = op_module[op]
             count = module_count[c, m]
             k = module_k[c, m]
+            base = inst_base[m]
+            hs = heap_size[m]
+            nt = touched[m]
+            first = 0
             if k == count:
                 t_start = max(ready_at[op], untouched_free[m])
-                t_end = t_start + dur[op]
-                first = 0
-                untouched_free[m] = t_end
-                busy[m] += dur[op]
             else:
-                base = inst_base[m]
-                hs = heap_size[m]
-                nt = touched[m]
                 latest = 0
                 first = count
                 for j in range(k):
@@ -295,7 +307,68 @@ def _schedule_chunk(
                     latest = max(latest, t)
                     first = min(first, inst)
                 t_start = max(ready_at[op], latest)
-                t_end = t_start + dur[op]
+
+            # Shared DRAM: start at the earliest time from t_start on at which the
+            # reserved rates plus this op's stay within the bandwidth over its
+            # whole window (see docs/model.md, "Shared DRAM bandwidth").
+            r = rate[op]
+            if r > 0:
+                d = dur[op]
+                n_near = 0
+                total = 0.0
+                for j in range(n_res):
+                    if res_start[j] < t_start + d and t_start < res_end[j]:
+                        near[n_near] = j
+                        n_near += 1
+                        total += res_rate[j]
+                # Fast path: every overlapping reservation at once still leaves room.
+                # The exact test below sums subsets of these in the same order, so
+                # it would accept t_start too (float sums are monotone).
+                if total + r > bytes_per_cycle:
+                    t = t_start
+                    while True:
+                        fits = True
+                        # The load is a step function rising only at starts: check
+                        # t and every reservation start inside (t, t + d).
+                        for a in range(-1, n_near):
+                            p = t if a < 0 else res_start[near[a]]
+                            if a >= 0 and (p <= t or p >= t + d):
+                                continue
+                            load = 0.0
+                            for b in range(n_near):
+                                j = near[b]
+                                if res_start[j] <= p and p < res_end[j]:
+                                    load += res_rate[j]
+                            if load + r > bytes_per_cycle:
+                                fits = False
+                                break
+                        if fits:
+                            break
+                        # Only a reservation's end can make room: try the next one.
+                        next_t = -1
+                        for b in range(n_near):
+                            e = res_end[near[b]]
+                            if e > t and (next_t < 0 or e < next_t):
+                                next_t = e
+                        t = next_t
+                        # Later windows reach further: take in reservations that
+                        # start before the new window ends.
+                        n_near = 0
+                        for j in range(n_res):
+                            if res_start[j] < t + d and t < res_end[j]:
+                                near[n_near] = j
+                                n_near += 1
+                    t_start = t
+                res_start[n_res] = t_start
+                res_end[n_res] = t_start + d
+                res_rate[n_res] = r
+                n_res += 1
+
+            t_end = t_start + dur[op]
+            if k == count:
+                untouched_free[m] = t_end
+                busy[m] += dur[op]
+            else:
                 for j in range(k):  # push the chosen instances back, busy until t_end
                     inst = chosen[j]
                     i = hs
@@ -384,7 +457,12 @@ def schedule_configs(
     Every op on module m of configuration c occupies k = ``configs.instances[c, m]``
     of the module's ``configs.count[c, m]`` instances: k = count is ``split``
     parallelism, k = 1 ``instance``. Its duration is the module latency plus the
-    larger of ``ceil(work / (throughput * k))`` and its DRAM cycles. On a module
+    larger of ``ceil(work / (throughput * k))`` and its DRAM cycles. Ops share
+    the DRAM: an op moves its bytes at ``bytes / duration`` per cycle, and starts
+    at the earliest time, from when its predecessors and instances allow, at
+    which that rate fits beside the placed ops' rates throughout its run (a
+    cumulative resource of the bandwidth's capacity; docs/model.md, "Shared DRAM
+    bandwidth"). On a module
     with a dataflow (a systolic array) an op with GEMMs takes their folded cycles
     instead (`nerframe.kernels.systolic.op_cycles` over k arrays), times
     ``2 * rows * cols / throughput``. Per-op arrays
