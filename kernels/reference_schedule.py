@@ -159,6 +159,7 @@ def earliest_dram_start(
     >>> earliest_dram_start([(0, 10, 60.0), (4, 6, 30.0)], 0, 5, 40.0, 100.0)
     6
     """
+
     def fits(begin: int) -> bool:
         points = [begin] + [s for s, _, _ in reserved if begin < s < begin + duration]
         return all(dram_load(reserved, p) + rate <= bytes_per_cycle for p in points)

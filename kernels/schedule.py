@@ -3,12 +3,12 @@
 Implements spec/hardware.md, "Duration of an operator on its module", "List
 scheduling (one batch)" and the per-batch figures of "Frames, throughput and PPA"
 (makespan, interval, bottleneck, energy), with the DRAM bandwidth shared by the
-ops that run at the same time (docs/model.md, "Shared DRAM bandwidth"). One graph (a `Dag`) is scheduled on a
-batch of C configurations (`ConfigArrays`) in parallel; a single analysis is a
-batch of one. `kernels/reference_schedule.py` implements the same rules one
-configuration at a time in plain Python: it is the test oracle and the benchmark
-baseline, and every float expression below is evaluated in the same order there,
-so both give bit-identical results.
+ops that run at the same time (docs/model.md, "Shared DRAM bandwidth"). One
+graph (a `Dag`) is scheduled on a batch of C configurations (`ConfigArrays`) in
+parallel; a single analysis is a batch of one. `kernels/reference_schedule.py`
+implements the same rules one configuration at a time in plain Python: it is the
+test oracle and the benchmark baseline, and every float expression below is
+evaluated in the same order there, so both give bit-identical results.
 
 Example: a chain 0 -> 1 -> 2 on one module, with one and with two instances,
 each op taking every instance of the module:
