@@ -92,6 +92,13 @@ def _inst_before(free_a: int, a: int, free_b: int, b: int) -> bool:
     return free_a < free_b or (free_a == free_b and a < b)
 
 
+@njit(cache=True)
+def _byte_rate(nbytes: float, duration: int, bytes_per_cycle: float) -> float:
+    # An op's bytes spread evenly over its duration (> 0), never above the bandwidth:
+    # duration >= its memory cycles, so the min only absorbs rounding.
+    return min(nbytes / duration, bytes_per_cycle)
+
+
 # ----------------------------------------------------------------------- scheduler
 
 
@@ -158,12 +165,11 @@ def _schedule_chunk(
     array_cycles = np.zeros(n, np.int64)
     array_key = np.full((n, 4), -1, np.int64)
     # Shared DRAM: each placed op that moves bytes reserves its byte rate over
-    # [start, end); res_* hold the reservations in placement order, near the ones
-    # that overlap the window being tried.
-    rate = np.empty(n, np.float64)
+    # [start, end); res_* hold the reservations (op, start, end) in placement
+    # order, near the ones that overlap the window being tried.
+    res_op = np.empty(n, np.int64)
     res_start = np.empty(n, np.int64)
     res_end = np.empty(n, np.int64)
-    res_rate = np.empty(n, np.float64)
     near = np.empty(n, np.int64)
 
     for c in range(c_begin, c_end):
@@ -193,11 +199,6 @@ def _schedule_chunk(
                 compute = math.ceil(work[op] / (module_throughput[c, m] * module_k[c, m]))
             memory = math.ceil(bytes_total[op] / bytes_per_cycle)
             dur[op] = module_latency[c, m] + max(compute, memory)
-            # Bytes spread evenly over the op's duration; never above the bandwidth
-            # (dur >= memory cycles; the min only absorbs rounding).
-            rate[op] = 0.0
-            if bytes_total[op] > 0 and dur[op] > 0:
-                rate[op] = min(bytes_total[op] / dur[op], bytes_per_cycle)
             if keep_ops:
                 compute_cycles[c, op] = compute
                 memory_cycles[c, op] = memory
@@ -226,6 +227,7 @@ def _schedule_chunk(
         size = 0
         last_end = 0
         n_res = 0
+        res_last = 0  # latest end of a reservation
         while True:
             # Push the ops that just became ready (sift up) ...
             for r in range(n_released):
@@ -311,16 +313,21 @@ def _schedule_chunk(
             # Shared DRAM: start at the earliest time from t_start on at which the
             # reserved rates plus this op's stay within the bandwidth over its
             # whole window (see docs/model.md, "Shared DRAM bandwidth").
-            r = rate[op]
-            if r > 0:
-                d = dur[op]
+            d = dur[op]
+            if bytes_total[op] > 0 and d > 0:
                 n_near = 0
-                total = 0.0
-                for j in range(n_res):
+                # Nothing reserved runs at or after t_start (a chain): no overlap.
+                for j in range(n_res if t_start < res_last else 0):
                     if res_start[j] < t_start + d and t_start < res_end[j]:
                         near[n_near] = j
                         n_near += 1
-                        total += res_rate[j]
+                # Rates are computed only where ops overlap (a division per op and
+                # configuration is a tenth of a small graph's scheduling).
+                r = _byte_rate(bytes_total[op], d, bytes_per_cycle) if n_near > 0 else 0.0
+                total = 0.0
+                for b in range(n_near):
+                    j = res_op[near[b]]
+                    total += _byte_rate(bytes_total[j], dur[j], bytes_per_cycle)
                 # Fast path: every overlapping reservation at once still leaves room.
                 # The exact test below sums subsets of these in the same order, so
                 # it would accept t_start too (float sums are monotone).
@@ -338,7 +345,8 @@ def _schedule_chunk(
                             for b in range(n_near):
                                 j = near[b]
                                 if res_start[j] <= p and p < res_end[j]:
-                                    load += res_rate[j]
+                                    o = res_op[j]
+                                    load += _byte_rate(bytes_total[o], dur[o], bytes_per_cycle)
                             if load + r > bytes_per_cycle:
                                 fits = False
                                 break
@@ -359,9 +367,10 @@ def _schedule_chunk(
                                 near[n_near] = j
                                 n_near += 1
                     t_start = t
+                res_op[n_res] = op
                 res_start[n_res] = t_start
                 res_end[n_res] = t_start + d
-                res_rate[n_res] = r
+                res_last = max(res_last, t_start + d)
                 n_res += 1
 
             t_end = t_start + dur[op]

@@ -125,9 +125,7 @@ def test_ops_share_the_dram_while_their_rates_fit() -> None:
     # first to end (where a fluid share would finish both in 101 cycles: the rule's cost).
     fit = one_config(2, [], op_module=[0, 1], flops=[100, 100], bytes_total=[40, 60], count=[1, 1])
     assert (row(fit, "start"), fit.makespan.tolist()) == ([0, 0], [100])
-    over = one_config(
-        2, [], op_module=[0, 1], flops=[100, 100], bytes_total=[40, 61], count=[1, 1]
-    )
+    over = one_config(2, [], op_module=[0, 1], flops=[100, 100], bytes_total=[40, 61], count=[1, 1])
     assert (row(over, "start"), over.makespan.tolist()) == ([0, 100], [200])
 
 
@@ -168,7 +166,8 @@ def test_a_chain_keeps_the_schedule_of_durations_end_to_end(
     # count 1, 2, 3 split: throughput * count = 1, 4, 12 FLOP/cycle; 1 byte per cycle.
     per_cycle = {0: 1, 1: 4, 2: 12}
     durations = [
-        latency + max(-(-f // per_cycle[m]), b) for f, b, m in zip(flops, nbytes, modules)
+        latency + max(-(-f // per_cycle[m]), b)
+        for f, b, m in zip(flops, nbytes, modules, strict=True)
     ]
     starts = [sum(durations[:i]) for i in range(n)]
     assert row(r, "duration") == durations
