@@ -323,7 +323,7 @@ def _schedule_chunk(
                         n_near += 1
                 # Rates are computed only where ops overlap (a division per op and
                 # configuration is a tenth of a small graph's scheduling).
-                r = _byte_rate(bytes_total[op], d, bytes_per_cycle) if n_near > 0 else 0.0
+                own = _byte_rate(bytes_total[op], d, bytes_per_cycle) if n_near > 0 else 0.0
                 total = 0.0
                 for b in range(n_near):
                     j = res_op[near[b]]
@@ -331,7 +331,7 @@ def _schedule_chunk(
                 # Fast path: every overlapping reservation at once still leaves room.
                 # The exact test below sums subsets of these in the same order, so
                 # it would accept t_start too (float sums are monotone).
-                if total + r > bytes_per_cycle:
+                if total + own > bytes_per_cycle:
                     t = t_start
                     while True:
                         fits = True
@@ -347,7 +347,7 @@ def _schedule_chunk(
                                 if res_start[j] <= p and p < res_end[j]:
                                     o = res_op[j]
                                     load += _byte_rate(bytes_total[o], dur[o], bytes_per_cycle)
-                            if load + r > bytes_per_cycle:
+                            if load + own > bytes_per_cycle:
                                 fits = False
                                 break
                         if fits:
