@@ -321,8 +321,8 @@ def _schedule_chunk(
                     if res_start[j] < t_start + d and t_start < res_end[j]:
                         near[n_near] = j
                         n_near += 1
-                # Rates are computed only where ops overlap (a division per op and
-                # configuration is a tenth of a small graph's scheduling).
+                # Rates are computed only where ops overlap: a division per op and
+                # configuration is dear beside the rest of a small graph's placement.
                 own = _byte_rate(bytes_total[op], d, bytes_per_cycle) if n_near > 0 else 0.0
                 total = 0.0
                 for b in range(n_near):
