@@ -3,7 +3,10 @@
 The test oracle and benchmark baseline of `kernels/schedule.py`. It follows
 spec/hardware.md ("Duration of an operator on its module", "List scheduling (one
 batch)", "Frames, throughput and PPA") as literally as possible, with Python lists
-and `heapq`, and shares no code with the kernel. Every float expression is written
+and `heapq`, and shares no code with the kernel. Ops share the DRAM bandwidth
+(docs/model.md, "Shared DRAM bandwidth"): an op starts at the first candidate time
+(its ready time or a running op's end) at which its byte rate fits beside the
+rates of the ops already placed (`earliest_dram_start`). Every float expression is written
 in the same order as in the kernel, so both give bit-identical results.
 
 >>> g = Graph(preds=[[], [0]], succs=[[1], []], topo=[0, 1], op_module=[0, 0],
@@ -113,6 +116,59 @@ def array_cycles(
     return total
 
 
+def byte_rate(nbytes: float, duration: int, bytes_per_cycle: float) -> float:
+    """DRAM bytes per cycle of an op that spreads its bytes evenly over its duration,
+    capped at the bandwidth (which its duration already respects, up to rounding).
+
+    >>> byte_rate(300.0, 4, 100.0), byte_rate(0.0, 4, 100.0), byte_rate(5.0, 0, 1.0)
+    (75.0, 0.0, 0.0)
+    """
+    if nbytes <= 0 or duration <= 0:
+        return 0.0
+    return min(nbytes / duration, bytes_per_cycle)
+
+
+def dram_load(reserved: list[tuple[int, int, float]], time: int) -> float:
+    """Bytes per cycle of the reservations (start, end, rate) running at `time`,
+    summed in their order (the kernel's order, so both round alike)."""
+    load = 0.0
+    for begin, finish, rate in reserved:
+        if begin <= time < finish:
+            load += rate
+    return load
+
+
+def earliest_dram_start(
+    reserved: list[tuple[int, int, float]],
+    ready: int,
+    duration: int,
+    rate: float,
+    bytes_per_cycle: float,
+) -> int:
+    """The earliest start from `ready` on at which `rate` more bytes per cycle fit
+    under `bytes_per_cycle` throughout ``[start, start + duration)``.
+
+    Candidates are `ready` and every reservation end after it (only an end lowers
+    the load); a window fits when the load at its start and at every reservation
+    start inside it leaves room (the load rises only at starts).
+
+    >>> earliest_dram_start([(0, 10, 60.0), (4, 6, 30.0)], 0, 3, 50.0, 100.0)
+    10
+    >>> earliest_dram_start([(0, 10, 60.0), (4, 6, 30.0)], 0, 3, 40.0, 100.0)
+    0
+    >>> earliest_dram_start([(0, 10, 60.0), (4, 6, 30.0)], 0, 5, 40.0, 100.0)
+    6
+    """
+
+    def fits(begin: int) -> bool:
+        points = [begin] + [s for s, _, _ in reserved if begin < s < begin + duration]
+        return all(dram_load(reserved, p) + rate <= bytes_per_cycle for p in points)
+
+    # The last candidate always fits: no reservation runs after it and rate <= bandwidth.
+    candidates = sorted({ready} | {finish for _, finish, _ in reserved if finish > ready})
+    return next(begin for begin in candidates if fits(begin))
+
+
 @dataclass(frozen=True)
 class Placement:
     """Where and when one op runs, and what it costs."""
@@ -159,6 +215,7 @@ def schedule_one(graph: Graph, config: Config) -> OneSchedule:
             compute.append(math.ceil(graph.work[op] / (config.throughput[m] * k)))
         memory.append(math.ceil(graph.bytes_total[op] / bytes_per_cycle))
         duration.append(config.latency[m] + max(compute[op], memory[op]))
+    rates = [byte_rate(graph.bytes_total[op], duration[op], bytes_per_cycle) for op in range(n)]
 
     # Upward rank: the op's duration plus the longest chain of durations to a sink.
     rank = [0] * n
@@ -167,6 +224,8 @@ def schedule_one(graph: Graph, config: Config) -> OneSchedule:
 
     # free[m][i]: when instance i of module m becomes free.
     free = [[0] * count for count in config.count]
+    # (start, end, bytes per cycle) of the placed ops that move bytes, in placement order
+    dram: list[tuple[int, int, float]] = []
     start, end, first = [0] * n, [0] * n, [0] * n
     waiting = [len(p) for p in graph.preds]
     ready = [(-rank[op], op) for op in range(n) if waiting[op] == 0]
@@ -180,6 +239,11 @@ def schedule_one(graph: Graph, config: Config) -> OneSchedule:
         by_free = sorted(range(config.count[m]), key=lambda i: (lanes[i], i))
         chosen = by_free[:k]
         start[op] = max(ready_at, max(free[m][i] for i in chosen))
+        if rates[op] > 0:
+            start[op] = earliest_dram_start(
+                dram, start[op], duration[op], rates[op], bytes_per_cycle
+            )
+            dram.append((start[op], start[op] + duration[op], rates[op]))
         end[op] = start[op] + duration[op]
         for i in chosen:
             free[m][i] = end[op]

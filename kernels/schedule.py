@@ -2,12 +2,13 @@
 
 Implements spec/hardware.md, "Duration of an operator on its module", "List
 scheduling (one batch)" and the per-batch figures of "Frames, throughput and PPA"
-(makespan, interval, bottleneck, energy). One graph (a `Dag`) is scheduled on a
-batch of C configurations (`ConfigArrays`) in parallel; a single analysis is a
-batch of one. `kernels/reference_schedule.py` implements the same rules one
-configuration at a time in plain Python: it is the test oracle and the benchmark
-baseline, and every float expression below is evaluated in the same order there,
-so both give bit-identical results.
+(makespan, interval, bottleneck, energy), with the DRAM bandwidth shared by the
+ops that run at the same time (docs/model.md, "Shared DRAM bandwidth"). One
+graph (a `Dag`) is scheduled on a batch of C configurations (`ConfigArrays`) in
+parallel; a single analysis is a batch of one. `kernels/reference_schedule.py`
+implements the same rules one configuration at a time in plain Python: it is the
+test oracle and the benchmark baseline, and every float expression below is
+evaluated in the same order there, so both give bit-identical results.
 
 Example: a chain 0 -> 1 -> 2 on one module, with one and with two instances,
 each op taking every instance of the module:
@@ -91,6 +92,13 @@ def _inst_before(free_a: int, a: int, free_b: int, b: int) -> bool:
     return free_a < free_b or (free_a == free_b and a < b)
 
 
+@njit(cache=True)
+def _byte_rate(nbytes: float, duration: int, bytes_per_cycle: float) -> float:
+    # An op's bytes spread evenly over its duration (> 0), never above the bandwidth:
+    # duration >= its memory cycles, so the min only absorbs rounding.
+    return min(nbytes / duration, bytes_per_cycle)
+
+
 # ----------------------------------------------------------------------- scheduler
 
 
@@ -156,6 +164,13 @@ def _schedule_chunk(
     array_rows, array_cols, dataflow = cfg.array_rows, cfg.array_cols, cfg.dataflow
     array_cycles = np.zeros(n, np.int64)
     array_key = np.full((n, 4), -1, np.int64)
+    # Shared DRAM: each placed op that moves bytes reserves its byte rate over
+    # [start, end); res_* hold the reservations (op, start, end) in placement
+    # order, near the ones that overlap the window being tried.
+    res_op = np.empty(n, np.int64)
+    res_start = np.empty(n, np.int64)
+    res_end = np.empty(n, np.int64)
+    near = np.empty(n, np.int64)
 
     for c in range(c_begin, c_end):
         freq_hz = frequency_mhz[c] * 1e6
@@ -211,6 +226,8 @@ def _schedule_chunk(
 
         size = 0
         last_end = 0
+        n_res = 0
+        res_last = 0  # latest end of a reservation
         while True:
             # Push the ops that just became ready (sift up) ...
             for r in range(n_released):
@@ -247,16 +264,13 @@ def _schedule_chunk(
             m = op_module[op]
             count = module_count[c, m]
             k = module_k[c, m]
+            base = inst_base[m]
+            hs = heap_size[m]
+            nt = touched[m]
+            first = 0
             if k == count:
                 t_start = max(ready_at[op], untouched_free[m])
-                t_end = t_start + dur[op]
-                first = 0
-                untouched_free[m] = t_end
-                busy[m] += dur[op]
             else:
-                base = inst_base[m]
-                hs = heap_size[m]
-                nt = touched[m]
                 latest = 0
                 first = count
                 for j in range(k):
@@ -295,7 +309,75 @@ def _schedule_chunk(
                     latest = max(latest, t)
                     first = min(first, inst)
                 t_start = max(ready_at[op], latest)
-                t_end = t_start + dur[op]
+
+            # Shared DRAM: start at the earliest time from t_start on at which the
+            # reserved rates plus this op's stay within the bandwidth over its
+            # whole window (see docs/model.md, "Shared DRAM bandwidth").
+            d = dur[op]
+            if bytes_total[op] > 0 and d > 0:
+                n_near = 0
+                # Nothing reserved runs at or after t_start (a chain): no overlap.
+                for j in range(n_res if t_start < res_last else 0):
+                    if res_start[j] < t_start + d and t_start < res_end[j]:
+                        near[n_near] = j
+                        n_near += 1
+                # Rates are computed only where ops overlap: a division per op and
+                # configuration is dear beside the rest of a small graph's placement.
+                own = _byte_rate(bytes_total[op], d, bytes_per_cycle) if n_near > 0 else 0.0
+                total = 0.0
+                for b in range(n_near):
+                    j = res_op[near[b]]
+                    total += _byte_rate(bytes_total[j], dur[j], bytes_per_cycle)
+                # Fast path: every overlapping reservation at once still leaves room.
+                # The exact test below sums subsets of these in the same order, so
+                # it would accept t_start too (float sums are monotone).
+                if total + own > bytes_per_cycle:
+                    t = t_start
+                    while True:
+                        fits = True
+                        # The load is a step function rising only at starts: check
+                        # t and every reservation start inside (t, t + d).
+                        for a in range(-1, n_near):
+                            p = t if a < 0 else res_start[near[a]]
+                            if a >= 0 and (p <= t or p >= t + d):
+                                continue
+                            load = 0.0
+                            for b in range(n_near):
+                                j = near[b]
+                                if res_start[j] <= p and p < res_end[j]:
+                                    o = res_op[j]
+                                    load += _byte_rate(bytes_total[o], dur[o], bytes_per_cycle)
+                            if load + own > bytes_per_cycle:
+                                fits = False
+                                break
+                        if fits:
+                            break
+                        # Only a reservation's end can make room: try the next one.
+                        next_t = -1
+                        for b in range(n_near):
+                            e = res_end[near[b]]
+                            if e > t and (next_t < 0 or e < next_t):
+                                next_t = e
+                        t = next_t
+                        # Later windows reach further: take in reservations that
+                        # start before the new window ends.
+                        n_near = 0
+                        for j in range(n_res):
+                            if res_start[j] < t + d and t < res_end[j]:
+                                near[n_near] = j
+                                n_near += 1
+                    t_start = t
+                res_op[n_res] = op
+                res_start[n_res] = t_start
+                res_end[n_res] = t_start + d
+                res_last = max(res_last, t_start + d)
+                n_res += 1
+
+            t_end = t_start + dur[op]
+            if k == count:
+                untouched_free[m] = t_end
+                busy[m] += dur[op]
+            else:
                 for j in range(k):  # push the chosen instances back, busy until t_end
                     inst = chosen[j]
                     i = hs
@@ -384,7 +466,12 @@ def schedule_configs(
     Every op on module m of configuration c occupies k = ``configs.instances[c, m]``
     of the module's ``configs.count[c, m]`` instances: k = count is ``split``
     parallelism, k = 1 ``instance``. Its duration is the module latency plus the
-    larger of ``ceil(work / (throughput * k))`` and its DRAM cycles. On a module
+    larger of ``ceil(work / (throughput * k))`` and its DRAM cycles. Ops share
+    the DRAM: an op moves its bytes at ``bytes / duration`` per cycle, and starts
+    at the earliest time, from when its predecessors and instances allow, at
+    which that rate fits beside the placed ops' rates throughout its run (a
+    cumulative resource of the bandwidth's capacity; docs/model.md, "Shared DRAM
+    bandwidth"). On a module
     with a dataflow (a systolic array) an op with GEMMs takes their folded cycles
     instead (`nerframe.kernels.systolic.op_cycles` over k arrays), times
     ``2 * rows * cols / throughput``. Per-op arrays

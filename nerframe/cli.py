@@ -139,29 +139,6 @@ def _warnings_as_lines() -> Iterator[None]:
     _warn([str(w.message) for w in caught if issubclass(w.category, NerframeWarning)])
 
 
-def _over_dram(table: pl.DataFrame) -> None:
-    """A warning line for rows whose DRAM utilisation is above 1 (the report marks them
-    too): such a schedule is optimistic."""
-    if "dram_utilization" not in table.columns:
-        return
-    over = table.filter(pl.col("dram_utilization") > 1)
-    if over.is_empty():
-        return
-
-    def label(row: dict[str, Any]) -> str:
-        pair = " on ".join(str(row[c]) for c in ("graph", "accelerator") if c in row)
-        return " ".join([pair, *([f"config {row['config']}"] if "config" in row else [])])
-
-    which = ", ".join(label(row) for row in over.head(3).iter_rows(named=True)).strip()
-    more = f" and {over.height - 3} more" if over.height > 3 else ""
-    _warn(
-        [
-            f"dram_utilization above 1 ({which}{more}): the batch moves more data than DRAM "
-            "can deliver within its makespan, so the schedule is optimistic"
-        ]
-    )
-
-
 def cmd_schema(args: argparse.Namespace) -> None:
     import json
 
@@ -264,7 +241,6 @@ def cmd_schedule(args: argparse.Namespace) -> None:
     _warn(accel.warnings)
     result = schedule(_graph(args, args.pipeline), accel, args.parallelism, args.pipelined)
     table = result.summary if args.summary else result.schedule
-    _over_dram(result.summary)
     if not _for_people(args):
         emit(table, args.format, args.output)
         return
@@ -301,7 +277,6 @@ def cmd_analyze(args: argparse.Namespace) -> None:
     view = ["graph", "accelerator", "status", "fps", "frame_time_s", "energy_per_frame_j"]
     view += ["avg_power_w", "area_mm2", "dram_utilization", "bottleneck_module"]
     emit(result.summary.select(view), args.format)
-    _over_dram(result.summary)
     sys.stderr.write(f"wrote {result.store}/\n")
 
 
@@ -358,7 +333,6 @@ def cmd_sweep(args: argparse.Namespace) -> None:
     if front and args.top:  # the top rows of each graph's front
         shown = shown.group_by("graph", maintain_order=True).head(args.top)
     emit(shown.select(view), args.format)
-    _over_dram(shown)
     if args.output is not None:
         sys.stderr.write(f"wrote {args.output}/ ({spec.configurations:,} configurations)\n")
 

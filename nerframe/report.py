@@ -246,18 +246,14 @@ def _summary_table(summary: pl.DataFrame) -> str:
     body = []
     for row in summary.iter_rows(named=True):
         cells = "".join(
-            f"<td {_cell_attributes(c, row[c])}>{_e(v)}</td>"
+            f"<td {_cell_attributes(c)}>{_e(v)}</td>"
             for (c, _), v in zip(_COLUMNS, _cells(row), strict=True)
         )
         body.append(f'<tr class="{_e(row["status"])}">{cells}</tr>')
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
-def _cell_attributes(column: str, value: object) -> str:
-    # A DRAM utilisation above 1 means an optimistic schedule: marked here, explained in
-    # the pair's section.
-    if column == "dram_utilization" and isinstance(value, float) and value > 1:
-        return 'class="num over" title="above 1: the schedule is optimistic"'
+def _cell_attributes(column: str) -> str:
     return f'class="{"num" if column in _NUMERIC else "text"}"'
 
 
@@ -358,14 +354,7 @@ def _pair_section(
         )
         + f" · bottleneck: {_e(row['bottleneck_module'] or '–')}</p>"
     )
-    warnings = []
-    utilization = row["dram_utilization"]
-    if isinstance(utilization, float) and utilization > 1:
-        warnings.append(
-            f"DRAM utilisation {utilization:.3g} > 1: the batch moves more data than DRAM can "
-            "deliver within its makespan, so the schedule is optimistic."
-        )
-    warnings += [f"accelerator {accel}: {w}" for w in load]
+    warnings = [f"accelerator {accel}: {w}" for w in load]
     if warnings:
         page.add(_warning_list(warnings))
     if "gantt" in specs:
@@ -524,7 +513,7 @@ h1 { margin-bottom: 0.2em; } h2 { border-bottom: 1px solid #ccc; margin-top: 2em
 table { border-collapse: collapse; margin: 1em 0; font-size: 0.9em; }
 th, td { border: 1px solid #ddd; padding: 0.3em 0.6em; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
-tr.unmapped { color: #888; } td.over { color: #a33; font-weight: bold; }
+tr.unmapped { color: #888; }
 .warnings li { color: #a33; } .note { color: #666; font-style: italic; }
 .chart { margin: 1em 0; overflow-x: auto; } .meta { color: #666; }
 nav ul { columns: 3; }

@@ -433,7 +433,8 @@ def frame_figures(
     the most cycles of the frame (the batch stream on a tie).
 
     ``dram_utilization`` is the highest of the phases' bytes over what DRAM
-    delivers in the phase's makespan. Figures that need a non-zero frame time
+    delivers in the phase's makespan: at most 1, as the ops of a phase share
+    the bandwidth (`nerframe.kernels.schedule`). Figures that need a non-zero frame time
     (fps, power) are NaN without one.
     """
     shape = configs.frequency_mhz.shape

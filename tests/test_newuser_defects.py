@@ -199,14 +199,13 @@ def test_d18_frame_flops_count_batch_ops_once_per_batch(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- D19
 
 
-def test_d19_dram_utilization_above_1_is_flagged_on_the_command_line(tmp_path: Path) -> None:
+def test_d19_dram_utilization_stays_within_1_and_needs_no_warning(tmp_path: Path) -> None:
+    # GSCore's overlapping frame ops moved 1.195 times what DRAM can: they now share it.
     result = run_cli("analyze", "gscore", "--hardware", "gscore", "-o", str(tmp_path / "s"))
     assert result.returncode == 0, result.stderr
-    lines = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
-    assert lines == [
-        "warning: dram_utilization above 1 (gscore on gscore): the batch moves more data "
-        "than DRAM can deliver within its makespan, so the schedule is optimistic"
-    ]
+    assert not [line for line in result.stderr.splitlines() if line.startswith("warning:")]
+    summary = pl.read_parquet(tmp_path / "s" / "summary" / "**" / "*.parquet")
+    assert 0.99 < summary["dram_utilization"].item() <= 1
 
 
 # --------------------------------------------------------------------------- D22, D29

@@ -109,17 +109,14 @@ def test_overview_warnings_and_unmapped(store: Path) -> None:
     assert "Accelerator load warnings" in overview
     assert f"edge_npu: {html.escape(warning)}" in overview
     summary = _table(store, "summary")
-    utilization = summary.filter(graph="gsplat", accelerator="server_npu")["dram_utilization"]
-    assert utilization.item() > 1
+    # Ops share the DRAM bandwidth, so no pair moves bytes faster than it (gsplat on
+    # server_npu did before the rule) and the report needs no warning.
+    assert (summary["dram_utilization"] <= 1).all()
+    assert summary.filter(graph="gsplat", accelerator="server_npu")["dram_utilization"].item() > 0
     pair = page[page.index('<section id="gsplat--server_npu">') :]
     pair = pair[: pair.index("</section>")]
-    assert f"DRAM utilisation {utilization.item():.3g} &gt; 1" in pair and "optimistic" in pair
-    # The overview table marks that cell, and only that one.
-    over = re.findall(r'<td class="num over" title="([^"]*)">([^<]*)</td>', overview)
-    assert over == [("above 1: the schedule is optimistic", f"{utilization.item():.4g}")]
+    assert "DRAM utilisation" not in page and "optimistic" not in page
     assert "accelerator server_npu:" not in pair
-    utilization = summary.filter(graph="hashnerf_train", accelerator="edge_npu")["dram_utilization"]
-    assert utilization.item() <= 1
     edge = page[page.index('<section id="hashnerf_train--edge_npu">') :]
     edge = edge[: edge.index("</section>")]
     assert f"accelerator edge_npu: {html.escape(warning)}" in edge

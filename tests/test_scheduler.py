@@ -110,6 +110,71 @@ def row(result: ScheduleResult, field: str) -> list:
 # ----------------------------------------------------------- hand-computed schedules
 
 
+def test_memory_bound_ops_on_different_modules_take_turns_on_the_dram() -> None:
+    # Each moves 100 bytes at 1 byte/cycle, all of the bandwidth, for 100 cycles: the
+    # first (lower id on the rank tie) starts at 0, the second when it ends.
+    r = one_config(2, [], op_module=[0, 1], flops=[0, 0], bytes_total=[100, 100], count=[1, 1])
+    assert row(r, "duration") == [100, 100]
+    assert row(r, "start") == [0, 100]
+    assert r.makespan.tolist() == [200]
+
+
+def test_ops_share_the_dram_while_their_rates_fit() -> None:
+    # 100-cycle compute-bound ops moving 40 and 60 bytes: 0.4 + 0.6 bytes/cycle fit in
+    # the 1 byte/cycle together; 0.4 + 0.61 do not, and the second op waits for the
+    # first to end (where a fluid share would finish both in 101 cycles: the rule's cost).
+    fit = one_config(2, [], op_module=[0, 1], flops=[100, 100], bytes_total=[40, 60], count=[1, 1])
+    assert (row(fit, "start"), fit.makespan.tolist()) == ([0, 0], [100])
+    over = one_config(2, [], op_module=[0, 1], flops=[100, 100], bytes_total=[40, 61], count=[1, 1])
+    assert (row(over, "start"), over.makespan.tolist()) == ([0, 100], [200])
+
+
+def test_an_op_starts_when_an_earlier_end_makes_room() -> None:
+    # Rates 0.5 each over 100, 40 and 10 cycles (placed in that rank order): the first
+    # two fill the bandwidth over [0, 40); the third fits from 40, beside the first.
+    r = one_config(
+        3, [], op_module=[0, 1, 2], flops=[100, 40, 10], bytes_total=[50, 20, 5], count=[1] * 3
+    )
+    assert row(r, "start") == [0, 0, 40]
+    assert r.makespan.tolist() == [100]
+
+
+@PROPERTY
+@given(
+    flops=st.lists(st.integers(0, 500), min_size=1, max_size=30),
+    data=st.data(),
+    latency=st.integers(0, 5),
+)
+def test_a_chain_keeps_the_schedule_of_durations_end_to_end(
+    flops: list[int], data: st.DataObject, latency: int
+) -> None:
+    # No two ops of a chain overlap, so sharing the DRAM changes nothing: each op starts
+    # when the previous one ends, its duration latency + max(compute, memory) by hand.
+    n = len(flops)
+    nbytes = data.draw(st.lists(st.integers(0, 800), min_size=n, max_size=n))
+    modules = data.draw(st.lists(st.integers(0, 2), min_size=n, max_size=n))
+    r = one_config(
+        n,
+        [(i, i + 1) for i in range(n - 1)],
+        op_module=modules,
+        flops=[float(f) for f in flops],
+        bytes_total=[float(b) for b in nbytes],
+        count=[1, 2, 3],
+        throughput=[1.0, 2.0, 4.0],
+        latency=[latency] * 3,
+    )
+    # count 1, 2, 3 split: throughput * count = 1, 4, 12 FLOP/cycle; 1 byte per cycle.
+    per_cycle = {0: 1, 1: 4, 2: 12}
+    durations = [
+        latency + max(-(-f // per_cycle[m]), b)
+        for f, b, m in zip(flops, nbytes, modules, strict=True)
+    ]
+    starts = [sum(durations[:i]) for i in range(n)]
+    assert row(r, "duration") == durations
+    assert row(r, "start") == starts
+    assert r.makespan.tolist() == [sum(durations)]
+
+
 def test_chain_with_memory_bound_op() -> None:
     # Durations: 1 + ceil(100/10) = 11; 1 + max(ceil(50/10), 40 bytes at 1 B/cycle) = 41;
     # 1 + ceil(30/10) = 4. Each op waits for the previous one.
@@ -582,6 +647,25 @@ def check_invariants(p: dict, r: ScheduleResult) -> None:
         assert r.interval[c] == per_instance.max()
         assert r.bottleneck[c] == int(np.argmax(per_instance))
         assert r.energy_j[c] == pytest.approx(r.energy_op[c].sum(), rel=1e-9, abs=1e-300)
+    assert_dram_bound(p, r)
+
+
+def assert_dram_bound(p: dict, r: ScheduleResult) -> None:
+    """Measured from the schedule table: between any two consecutive events (starts
+    and ends), the ops running move at most the bandwidth, each at bytes / duration;
+    and the whole batch moves at most makespan x bandwidth."""
+    for c in range(r.makespan.shape[0]):
+        per_cycle = p["dram_bandwidth_gbps"][c] * 1e9 / (p["frequency_mhz"][c] * 1e6)
+        moves = p["bytes_total"] > 0
+        assert (r.duration[c][moves] > 0).all()
+        rate = p["bytes_total"][moves] / r.duration[c][moves]
+        start, end = r.start[c][moves], r.end[c][moves]
+        events = np.unique(np.concatenate([start, end]))
+        # The load is constant on [events[i], events[i + 1]): measure it at each event.
+        running = (start[None, :] <= events[:, None]) & (events[:, None] < end[None, :])
+        assert (running.astype(np.float64) @ rate <= per_cycle * (1 + 1e-9)).all()
+        total = p["bytes_total"].sum()
+        assert total <= r.makespan[c] * per_cycle * (1 + 1e-9)
 
 
 @PROPERTY
@@ -676,3 +760,30 @@ def test_cycle_detection_names_a_cycle_through_the_added_edge(seed: int, n: int)
     assert all(step in edges for step in steps)
     # The original graph is acyclic, so every cycle uses the added edge.
     assert (tail, head) in steps
+
+
+@PROPERTY
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(1, 60),
+    n_modules=st.integers(1, 4),
+    n_configs=st.integers(1, 3),
+    split=st.booleans(),
+)
+def test_memory_bound_random_dags_share_the_dram_like_the_reference(
+    seed: int, n: int, n_modules: int, n_configs: int, split: bool
+) -> None:
+    # A slow DRAM (0.01-2 GB/s) and every op moving bytes: most ops are memory-bound and
+    # many would overlap, so the sharing rule decides most start times.
+    p = random_problem(seed, n, n_modules, n_configs, max_count=3)
+    rng = np.random.default_rng(seed + 2)
+    p["bytes_total"] = rng.choice([1.0, 7.0, 100.0, 2e3], size=n)
+    p["dram_bandwidth_gbps"] = rng.uniform(0.01, 2.0, n_configs)
+    kernel = run(p, split)
+    assert_same(kernel, run_ref(p, split))
+    check_invariants(p, kernel)
+    rng_k = np.random.default_rng(seed + 3)
+    p["instances"] = (rng_k.uniform(size=p["count"].shape) * p["count"]).astype(np.int64) + 1
+    kernel = run(p)
+    assert_same(kernel, run_ref(p))
+    check_invariants(p, kernel)
