@@ -21,11 +21,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import get_args
 
 from nerframe import ppa, technology
+from nerframe._typing import Dataflow
 from nerframe.errors import NerframeError
 
-DATAFLOWS = ("os", "ws", "is")
+DATAFLOWS: tuple[Dataflow, ...] = get_args(Dataflow)
 """Systolic-array dataflows: output, weight and input stationary."""
 MAX_ARRAY_SIDE = 2**20
 """Most rows or columns of a systolic array (the scheduler kernel's bound)."""

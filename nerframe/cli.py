@@ -820,7 +820,9 @@ def parser() -> argparse.ArgumentParser:
     p.set_defaults(run=cmd_report)
     _trace_commands(sub)
     p = sub.add_parser("schema", help="print the JSON Schema of an input file format")
-    p.add_argument("kind", metavar="KIND", help="graph, sweep-spec, trace, class-map or manifest")
+    p.add_argument(
+        "kind", metavar="KIND", help="accelerator, graph, sweep-spec, trace, class-map or manifest"
+    )
     p.set_defaults(run=cmd_schema)
     _add_wide(top)
     return top

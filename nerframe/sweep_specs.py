@@ -49,10 +49,10 @@ import numpy as np
 from nerframe.accelerator_model import Accelerator
 from nerframe.builtin_pipelines import PIPELINES, WORKLOAD_FIELDS, workload_graph
 from nerframe.errors import InvalidInputError, NerframeError, did_you_mean
+from nerframe.formats.accelerator import FREQUENCY_MHZ
 from nerframe.formats.sweep_spec import Axis, Bounds, SweepSpecFile, WorkloadAxis
 from nerframe.graphs import Graph
 from nerframe.hardware import BUILTIN, accelerator
-from nerframe.nerframe_format import FREQUENCY_MHZ
 from nerframe.scene_table import scene
 from nerframe.taxonomy import op_types
 
