@@ -25,3 +25,22 @@ AcceleratorKind = Literal["accelerator", "gpu"]
 
 SourceFormat = Literal["nerframe", "rendersim"]
 """The format an accelerator was read from: nerframe's own or the original framework's."""
+
+Parallelism = Literal["split", "instance"]
+"""How an op uses its module: every instance (``split``) or one (``instance``)."""
+
+WorkloadModel = Literal["realistic", "spec"]
+"""The workload model of the built-in pipelines: the papers' implementations or the
+spec's reference figures."""
+
+Backend = Literal["local", "dask"]
+"""Where a sweep runs: in this process or on a Dask cluster."""
+
+Direction = Literal["max", "min"]
+"""Whether an objective (a result column) is better larger or smaller."""
+
+GraphKind = Literal["inference", "training"]
+"""What one run of a graph is: a frame's inference or a training iteration."""
+
+EdgeKind = Literal["data", "feedback"]
+"""A data edge (a precedence constraint) or a feedback edge (kept, never scheduled)."""

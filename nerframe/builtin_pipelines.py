@@ -34,9 +34,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from numbers import Integral
 from pathlib import Path
+from typing import get_args
 
 import polars as pl
 
+from nerframe._typing import GraphKind, WorkloadModel
 from nerframe.errors import InvalidInputError, NerframeError, did_you_mean
 from nerframe.graphs import Graph, expand, graph, read_graph
 from nerframe.scene_table import Scene
@@ -48,7 +50,7 @@ WORKLOAD_FIELDS = {"rays": "B", "samples": "N", "gaussians": "G", "bitwidth": "b
 
 RAY_FRAME = 800 * 800
 GAUSSIAN_FRAME = 1280 * 720
-MODELS = ("realistic", "spec")
+MODELS: tuple[WorkloadModel, ...] = get_args(WorkloadModel)
 
 GAUSSIANS = 1_000_000
 """Default scene size G (realistic model): the low end of the 1-5 million
@@ -114,7 +116,7 @@ class Spec:
     uses when the spec describes a different task (``gbu``).
     """
 
-    kind: str
+    kind: GraphKind
     native: tuple[str, ...]
     ops: tuple[Op, ...]
     edges: tuple[tuple[int, int], ...]
@@ -321,14 +323,14 @@ PIPELINES: dict[str, Spec] = {
 
 def pipeline(
     name: str,
+    *,
     rays: int | None = None,
     samples: int | None = None,
     gaussians: int | None = None,
     frame_pixels: int | None = None,
-    model: str = "realistic",
+    model: WorkloadModel = "realistic",
     tiles_per_gaussian: int | None = None,
     rendered_fraction: float | None = None,
-    *,
     scene: str | None = None,
     fragments_per_gaussian: int | None = None,
 ) -> Graph:
@@ -475,7 +477,7 @@ def _scene(name: str | None, realistic: bool) -> Scene | None:
     return find_scene(name)
 
 
-def pipelines(model: str = "realistic", *, scene: str | None = None) -> pl.DataFrame:
+def pipelines(model: WorkloadModel = "realistic", *, scene: str | None = None) -> pl.DataFrame:
     """The built-in pipelines: kind, ops, default workload and FLOPs in `model` (at
     `scene`, a standard scene, when given): ``total_flops`` counts every op once,
     ``frame_flops`` one frame (`frame_total`).
@@ -515,7 +517,7 @@ def load_graph(
     samples: int | None = None,
     gaussians: int | None = None,
     fine: bool = False,
-    model: str = "realistic",
+    model: WorkloadModel = "realistic",
     *,
     scene: str | None = None,
 ) -> Graph:
@@ -534,7 +536,7 @@ def workload_graph(
     source: str | Graph,
     point: Mapping[str, float | str],
     fine: bool = False,
-    model: str = "realistic",
+    model: WorkloadModel = "realistic",
 ) -> Graph:
     """`source` (a built-in name, a graph file or a `Graph`) at workload `point`.
 
@@ -620,7 +622,7 @@ def _rebuilt(base: Graph, ops: pl.DataFrame) -> Graph:
         base.name,
         records,
         base.edges,
-        base.frame_pixels,
-        base.kind,
+        frame_pixels=base.frame_pixels,
+        kind=base.kind,
         rendered_fraction=base.rendered_fraction,
     )

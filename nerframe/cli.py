@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 import polars as pl
 
+from nerframe._typing import Direction
 from nerframe.builtin_pipelines import MODELS
 from nerframe.errors import NerframeError
 from nerframe.output import FORMATS, emit, format_value, printable, to_text, wide
@@ -262,7 +263,9 @@ def cmd_schedule(args: argparse.Namespace) -> None:
 
     accel = accelerator(args.hardware)
     _warn(accel.warnings)
-    result = schedule(_graph(args, args.pipeline), accel, args.parallelism, args.pipelined)
+    result = schedule(
+        _graph(args, args.pipeline), accel, parallelism=args.parallelism, pipelined=args.pipelined
+    )
     table = result.summary if args.summary else result.schedule
     _over_dram(result.summary)
     if not _for_people(args):
@@ -438,7 +441,7 @@ def _sweep_data(args: argparse.Namespace) -> dict[str, Any]:
     return data
 
 
-def _objectives(text: str) -> dict[str, str]:
+def _objectives(text: str) -> dict[str, Direction]:
     from nerframe.sweep_specs import ALIASES, FIGURES
 
     names = [n.strip() for n in text.split(",") if n.strip()]

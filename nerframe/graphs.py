@@ -19,6 +19,7 @@ from typing import Any, cast
 import numpy as np
 import polars as pl
 
+from nerframe._typing import GraphKind
 from nerframe.errors import CycleError, InvalidInputError, NerframeError
 from nerframe.kernels.dag import Dag, dag
 from nerframe.ops import operators
@@ -65,7 +66,7 @@ class Graph:
     ops: pl.DataFrame
     edges: pl.DataFrame
     frame_pixels: int
-    kind: str = "inference"
+    kind: GraphKind = "inference"
     rendered_fraction: float = 1.0
 
     def __repr__(self) -> str:
@@ -155,8 +156,9 @@ def graph(
     name: str,
     ops: Iterable[Mapping[str, object]] | pl.DataFrame,
     edges: Iterable[tuple[int, int] | tuple[int, int, str]] | pl.DataFrame = (),
+    *,
     frame_pixels: int = 800 * 800,
-    kind: str = "inference",
+    kind: GraphKind = "inference",
     rendered_fraction: float = 1.0,
 ) -> Graph:
     """A validated `Graph` from ops records (or an ops DataFrame) and edges.

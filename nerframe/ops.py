@@ -34,7 +34,7 @@ _BASE = {"graph", "op_id", "op_type", "category", "backward", "bitwidth"}
 
 
 def operators(
-    records: Iterable[Mapping[str, object]] | pl.DataFrame, graph: str = ""
+    records: Iterable[Mapping[str, object]] | pl.DataFrame, *, graph: str = ""
 ) -> pl.DataFrame:
     """A validated ops table from records (dicts) or a DataFrame with ops columns.
 

@@ -49,7 +49,7 @@ def probe_path() -> Path:
 
 
 def probe(
-    output: str | Path | None = None, matrix: int = 1024, copy_mib: int = 256, runs: int = 5
+    output: str | Path | None = None, *, matrix: int = 1024, copy_mib: int = 256, runs: int = 5
 ) -> dict[str, object]:
     """Measure this machine's peak FLOP/s and memory bandwidth, store them at `output`
     (default `probe_path()`) and return the stored record.

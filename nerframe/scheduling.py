@@ -35,12 +35,13 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import NamedTuple, get_args
 
 import numpy as np
 import polars as pl
 
 from nerframe import ppa
+from nerframe._typing import Parallelism
 from nerframe.accelerator_model import DATAFLOWS, Accelerator, Module, leakage_w
 from nerframe.builtin_pipelines import pipeline
 from nerframe.costing import costs, frame_total
@@ -54,7 +55,7 @@ from nerframe.kernels.systolic import mlp_gemms
 from nerframe.mapping import gathered_bytes, map_operators, work
 from nerframe.schemas import BOUND, MODULE_BUSY, SCHEDULE, SUMMARY
 
-PARALLELISM = ("split", "instance")
+PARALLELISM: tuple[Parallelism, ...] = get_args(Parallelism)
 
 
 @dataclass(frozen=True)
@@ -481,7 +482,8 @@ def overlaps(accel: Accelerator, pipelined: bool) -> bool:
 def schedule(
     graph: Graph | str,
     accel: Accelerator | str | os.PathLike[str],
-    parallelism: str = "split",
+    *,
+    parallelism: Parallelism = "split",
     pipelined: bool = True,
 ) -> Schedule:
     """List-schedule `graph`'s phases on `accel` and derive the frame figures.

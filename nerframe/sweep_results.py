@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from nerframe._typing import Direction
 from nerframe.errors import InvalidInputError, NerframeError, NerframeWarning
 from nerframe.kernels.sweep import pareto_mask
 from nerframe.store import tables
@@ -193,7 +194,7 @@ def _contenders(frame: pl.DataFrame, n: int, column: str, direction: str) -> pl.
 
 def pareto(
     rows: Iterable[pl.DataFrame] | pl.DataFrame | pl.LazyFrame,
-    objectives: Mapping[str, str],
+    objectives: Mapping[str, Direction],
     *,
     constraints: Constraints | None = None,
 ) -> pl.DataFrame:

@@ -46,6 +46,7 @@ from typing import Any
 
 import numpy as np
 
+from nerframe._typing import Direction, Parallelism, WorkloadModel
 from nerframe.accelerator_model import Accelerator
 from nerframe.builtin_pipelines import PIPELINES, WORKLOAD_FIELDS, workload_graph
 from nerframe.errors import InvalidInputError, NerframeError, did_you_mean
@@ -70,7 +71,7 @@ MODULE_FIELDS = {
     "area_um2": ("module_area_um2", False, True),
 }
 # Result columns a constraint or an objective may name; short names users type.
-FIGURES = {
+FIGURES: dict[str, Direction] = {
     "fps": "max",
     "frame_time_s": "min",
     "energy_per_frame_j": "min",
@@ -114,11 +115,11 @@ class SweepSpec:
     workload: dict[str, list[float | str]] = field(default_factory=dict)
     grid: dict[str, np.ndarray] = field(default_factory=dict)
     constraints: dict[str, tuple[float, float]] = field(default_factory=dict)
-    objectives: dict[str, str] = field(default_factory=lambda: {"fps": "max"})
-    parallelism: str = "split"
+    objectives: dict[str, Direction] = field(default_factory=lambda: {"fps": "max"})
+    parallelism: Parallelism = "split"
     pipelined: bool = True
     fine: bool = False
-    model: str = "realistic"
+    model: WorkloadModel = "realistic"
     chunk_size: int = CHUNK_SIZE
 
     def __repr__(self) -> str:

@@ -26,11 +26,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, get_args
 
 import numpy as np
 import polars as pl
 
+from nerframe._typing import Backend, Parallelism
 from nerframe.accelerator_model import Accelerator
 from nerframe.errors import InvalidInputError, NerframeError
 from nerframe.graphs import Graph
@@ -63,7 +64,7 @@ from nerframe.sweep_specs import (
     sweep_spec,
 )
 
-BACKENDS = ("local", "dask")
+BACKENDS: tuple[Backend, ...] = get_args(Backend)
 Matrices = tuple[np.ndarray, np.ndarray, np.ndarray]
 """The fused kernel's int64 and float64 result rows and feasibility mask of one task."""
 Helper = Callable[[Callable[[], None]], None]
@@ -341,11 +342,11 @@ def sweep(
     *,
     workload: Mapping[str, Sequence[float]] | None = None,
     constraints: Mapping[str, Any] | None = None,
-    parallelism: str = "split",
+    parallelism: Parallelism = "split",
     pipelined: bool = True,
     output: str | Path | None = None,
     chunk_size: int = CHUNK_SIZE,
-    backend: str = "local",
+    backend: Backend = "local",
     scheduler: str | None = None,
     progress: Progress | None = None,
 ) -> pl.DataFrame | pl.LazyFrame:

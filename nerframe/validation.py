@@ -138,7 +138,7 @@ def published() -> pl.DataFrame:
 Accelerators = Callable[[str], Accelerator]
 
 
-def validate(hardware: Accelerators | None = None) -> pl.DataFrame:
+def validate(*, hardware: Accelerators | None = None) -> pl.DataFrame:
     """Every published figure with the model's prediction and the error.
 
     Columns: those of `published` plus ``predicted``, ``error``
