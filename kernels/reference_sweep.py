@@ -1,9 +1,10 @@
 """Plain-Python scalar reference of the fused sweep kernel, one configuration at a time.
 
-The test oracle of `kernels/sweep_chunk.py`. It is written from docs/model.md
-("Design-space sweeps", "Frames, throughput and PPA", "Area and power") and
-spec/hardware.md, with Python lists and loops, and calls none of the kernel's
-helpers: the grid is expanded with `itertools.product` (row-major, the last axis
+The test oracle of `kernels/sweep_chunk.py`. It is written from spec/hardware.md
+("Frames, throughput and PPA") and docs/model.md ("Energy and power", "Area and
+power model"; a sweep varies accelerator and module fields over a Cartesian grid,
+``docs/formats.md``, sweep spec), with Python lists and loops, and calls none of the
+kernel's helpers: the grid is expanded with `itertools.product` (row-major, the last axis
 fastest), each configuration is built field by field from the base accelerator,
 each phase is scheduled by the scalar list scheduler `reference_schedule.schedule_one`
 (the oracle of the scheduler kernel, so a change to the per-op timing lands in both

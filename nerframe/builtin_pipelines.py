@@ -39,7 +39,7 @@ from typing import get_args
 import polars as pl
 
 from nerframe._typing import GraphKind, WorkloadModel
-from nerframe.errors import InvalidInputError, NerframeError, did_you_mean
+from nerframe.errors import InvalidInputError, did_you_mean
 from nerframe.graphs import Graph, expand, graph, read_graph
 from nerframe.scene_table import Scene
 from nerframe.scene_table import scene as find_scene
@@ -374,13 +374,13 @@ def pipeline(
             f"pipeline: name must be a pipeline name (str), got {type(name).__name__}", "name"
         )
     if model not in MODELS:
-        raise NerframeError(f"unknown workload model {model!r}; choose realistic or spec")
+        raise InvalidInputError(f"unknown workload model {model!r}; choose realistic or spec")
     for option, value in (("rays", rays), ("samples", samples), ("gaussians", gaussians)):
         if value is not None and (isinstance(value, bool) or not isinstance(value, Integral)):
             raise InvalidInputError(f"pipeline: {option} must be an integer, got {value!r}", option)
     spec = PIPELINES.get(name)
     if spec is None:
-        raise NerframeError(
+        raise InvalidInputError(
             f"unknown pipeline {name!r}{did_you_mean(name, PIPELINES)}; "
             f"built-in pipelines: {', '.join(PIPELINES)}"
         )

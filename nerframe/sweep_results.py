@@ -279,9 +279,9 @@ def best_in_store(
             for i, g in enumerate(graphs)
         )
         if not parts:
-            empty = con.sql(f"SELECT {shown} FROM sweep LIMIT 0").pl()
+            empty: pl.DataFrame = con.sql(f"SELECT {shown} FROM sweep LIMIT 0").pl()
             return empty if columns is None else empty.select(columns)
-        found = (
+        found: pl.DataFrame = (
             con.sql(
                 f'SELECT * FROM ({parts}) ORDER BY _graph_rank, "{column}" {order} NULLS LAST, '
                 f"{keys}"

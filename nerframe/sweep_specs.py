@@ -378,7 +378,8 @@ def _axis(values: Axis | WorkloadAxis, name: str, where: str) -> list[int | floa
             f"{where}axis {name!r}: the range has {shown} values, more than the "
             f"{MAX_AXIS_VALUES:,} an axis may hold; use a coarser step"
         )
-    return (values.start + values.step * np.arange(count)).tolist()
+    expanded: list[int | float] = (values.start + values.step * np.arange(count)).tolist()
+    return expanded
 
 
 def hardware_values(name: str, values: Sequence[float], accel: Accelerator) -> np.ndarray:

@@ -251,7 +251,7 @@ def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 _Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-class _UniqueKeyLoader(_Loader):
+class _UniqueKeyLoader(_Loader):  # type: ignore[misc]  # yaml ships no types
     """YAML's safe loader (libyaml's where installed: it limits nesting depth),
     refusing a key given twice in one mapping."""
 
