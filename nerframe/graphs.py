@@ -164,7 +164,7 @@ def graph(
     """A validated `Graph` from ops records (or an ops DataFrame) and edges.
 
     Edges are ``(src, dst)`` or ``(src, dst, kind)`` tuples, or a DataFrame
-    with ``src``, ``dst`` and optionally ``kind`` columns. Raises `NerframeError`
+    with ``src``, ``dst`` and optionally ``kind`` columns. Raises `InvalidInputError`
     for an edge to a missing op, a cycle among data edges (naming its ops), a
     frame-scoped op between batch-scoped ones, or a `rendered_fraction` outside (0, 1].
 

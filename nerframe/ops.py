@@ -42,7 +42,7 @@ def operators(
     give ``graph`` (default `graph`), ``op_id`` (default: its position),
     ``backward`` (false), ``bitwidth`` (16), ``scope`` (``frame`` or ``batch``;
     default: the op type's) and any parameter of its op type.
-    Raises `NerframeError` naming the row and the culprit on any bad input.
+    Raises `InvalidInputError` naming the row and the culprit on any bad input.
 
     >>> operators([{"op_type": "Sorting", "B": 4, "N": 8}])["bitwidth"].item()
     16
@@ -62,7 +62,7 @@ def validate(ops: pl.DataFrame, thorough: bool = True) -> pl.DataFrame:
     unique within a graph (checks that cannot change a cost: `nerframe.costs`
     makes the others inside its kernel), and warns (`UserWarning`) about MLP skip
     connections at layers that have no effect. Vectorised; the first offending
-    row is named in the `NerframeError`.
+    row is named in the `InvalidInputError`.
 
     >>> validate(operators([{"op_type": "Sorting", "B": 4, "N": 8}])).height
     1
@@ -208,7 +208,7 @@ def _op_type(value: object, where: str) -> str:
 
 
 def _coerce(key: str, value: object, where: str) -> object:
-    """One record value as the Python type of its column, or a `NerframeError`."""
+    """One record value as the Python type of its column, or an `InvalidInputError`."""
     if value is None:
         return None
     dtype = OPS[key]

@@ -106,7 +106,7 @@ def host_system(path: str | Path | None = None) -> System:
 
     >>> try:
     ...     host_system("/no/such/probe.json")
-    ... except NerframeError as e:
+    ... except InvalidInputError as e:
     ...     print(e)
     no host probe result at /no/such/probe.json: run 'nerframe probe' first
     """

@@ -166,3 +166,15 @@ def test_nerframe_schema_accelerator(capsys: pytest.CaptureFixture[str]) -> None
         "area_um2",
         "power_uw",
     }
+
+
+def test_docs_formats_names_every_field() -> None:
+    import msgspec
+
+    from nerframe.formats.accelerator import AcceleratorFile, ModuleRecord, SramRecord
+
+    docs = Path(__file__).parents[1] / "docs" / "formats.md"
+    section = docs.read_text(encoding="utf-8").split("## Accelerator file")[1].split("\n## ")[0]
+    for model in (AcceleratorFile, ModuleRecord, SramRecord):
+        for info in msgspec.structs.fields(model):
+            assert f"`{info.encode_name}`" in section, (model.__name__, info.encode_name)

@@ -17,7 +17,7 @@ finite numbers >= 0, and the edges acyclic.
 >>> _ = bad.write_bytes(b"cos\\nsystem\\n(S'echo hacked'\\ntR.")
 >>> try:
 ...     read_dag_pickle(bad)
-... except NerframeError as e:
+... except InvalidInputError as e:
 ...     print(str(e).split(": ", 1)[1])
 refusing to load global 'os.system' (a DAG pickle may only hold networkx.classes.digraph.DiGraph)
 """
