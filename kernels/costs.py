@@ -182,18 +182,18 @@ class CostOutputs(NamedTuple):
 @njit(inline="always")
 def _bit(bitmap: np.ndarray, offset: int, i: int) -> bool:
     j = offset + i
-    return (bitmap[j >> 3] >> (j & 7)) & 1 == 1
+    return bool((bitmap[j >> 3] >> (j & 7)) & 1 == 1)
 
 
 @njit(inline="always")
 def _lacks(present: np.ndarray, p: int, i: int) -> bool:
-    return (present[p, i >> 3] >> (i & 7)) & 1 == 0
+    return bool((present[p, i >> 3] >> (i & 7)) & 1 == 0)
 
 
 @njit(inline="always")
 def _bad(values: np.ndarray, present: np.ndarray, p: int, i: int) -> bool:
     """Whether row `i` lacks count parameter `p` (``values``) or holds it below its minimum."""
-    return _lacks(present, p, i) | (values[i] < MINIMUM[p])
+    return bool(_lacks(present, p, i) | (values[i] < MINIMUM[p]))
 
 
 @njit(inline="always")
@@ -235,7 +235,9 @@ def _tiles_hit(t: float, tiles_per_gaussian: float) -> float:
 
 
 @njit(inline="always")
-def _culled(g: float, cull_ratio: float, t: float, hit: float, keep: float) -> tuple:
+def _culled(
+    g: float, cull_ratio: float, t: float, hit: float, keep: float
+) -> tuple[float, float, float, float]:
     """FrustumCullingProjection: the sums of its four stages, and the last stage's O."""
     gk = math.ceil(cull_ratio * g)
     flops = 17.0 * g + 72.0 * gk + 4.0 * gk * hit + 10.0 * gk * hit
@@ -254,7 +256,7 @@ def _mlp_weights(
     lo: int,
     hi: int,
     use_bias: bool,
-) -> tuple:
+) -> tuple[float, float]:
     """M (weights) and the bias count of an MLP; skip layers re-read the input."""
     if layers == 1:
         m = in_dim * out_dim

@@ -254,7 +254,7 @@ def dag(n: int, src: np.ndarray, dst: np.ndarray) -> Dag:
 # topo array. They are read-only and valid by construction, so `check_dag`
 # accepts them in O(1) instead of walking every edge again: a big graph is
 # checked once, however often it is scheduled.
-_BUILT: dict[int, tuple[weakref.ref, ...]] = {}
+_BUILT: dict[int, tuple[weakref.ref[np.ndarray], ...]] = {}
 
 
 def _built_here(d: Dag) -> bool:

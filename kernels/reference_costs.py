@@ -24,7 +24,7 @@ Elements = tuple[float, int, int, int]  # flops, A (in), W (weights), O (out)
 
 def tiles(r: Row) -> int:
     """T: whole tiles per image."""
-    return (r["image_w"] // r["tile"]) * (r["image_h"] // r["tile"])
+    return int((r["image_w"] // r["tile"]) * (r["image_h"] // r["tile"]))
 
 
 def tiles_hit(r: Row) -> int:

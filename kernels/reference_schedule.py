@@ -24,6 +24,7 @@ from __future__ import annotations
 import heapq
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -296,7 +297,7 @@ def schedule_configs(
     gemm_rows = [] if ops.gemms is None else np.asarray(ops.gemms).reshape(-1, 3).tolist()
     flows = (None, "os", "ws", "is")
 
-    def per_module(values: np.ndarray | None, c: int) -> list | None:
+    def per_module(values: np.ndarray | None, c: int) -> list[Any] | None:
         return None if values is None else np.asarray(values[c]).tolist()
 
     one_graph = Graph(

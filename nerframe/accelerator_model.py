@@ -21,11 +21,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import get_args
 
 from nerframe import ppa, technology
+from nerframe._typing import Dataflow
 from nerframe.errors import NerframeError
 
-DATAFLOWS = ("os", "ws", "is")
+DATAFLOWS: tuple[Dataflow, ...] = get_args(Dataflow)
 """Systolic-array dataflows: output, weight and input stationary."""
 MAX_ARRAY_SIDE = 2**20
 """Most rows or columns of a systolic array (the scheduler kernel's bound)."""
@@ -146,7 +148,7 @@ class Accelerator:
         """
         rates = [m.throughput_ops_per_cycle * m.count for m in self.modules if m.unit == "flop"]
         per_cycle = max(rates, default=0) if self.kind == "gpu" else sum(rates)
-        return ppa.peak_tflops(per_cycle, self.frequency_mhz)
+        return float(ppa.peak_tflops(per_cycle, self.frequency_mhz))
 
     @property
     def area_mm2(self) -> float:
@@ -242,7 +244,7 @@ class Accelerator:
         >>> nerframe.accelerator("neurex").bytes_per_cycle  # 25.6 GB/s at 1000 MHz
         25.6
         """
-        return ppa.bytes_per_cycle(self.dram_bandwidth_gbps, self.frequency_mhz)
+        return float(ppa.bytes_per_cycle(self.dram_bandwidth_gbps, self.frequency_mhz))
 
     def module_index(self, name: str) -> int:
         """Position of module `name` in `modules`.

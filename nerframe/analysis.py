@@ -27,6 +27,7 @@ from typing import TypeVar
 
 import polars as pl
 
+from nerframe._typing import Parallelism, WorkloadModel
 from nerframe.accelerator_model import Accelerator
 from nerframe.atomic import atomic_folder
 from nerframe.builtin_pipelines import PIPELINES, load_graph
@@ -96,16 +97,16 @@ def analyze(
     pipelines: Sequence[PipelineLike] | PipelineLike | None = None,
     hardware: Sequence[HardwareLike] | HardwareLike = "native",
     output: str | Path = "nerframe-out",
-    parallelism: str = "split",
+    *,
+    parallelism: Parallelism = "split",
     pipelined: bool = True,
     fine: bool = False,
     rays: int | None = None,
     samples: int | None = None,
     gaussians: int | None = None,
     report: bool = True,
-    model: str = "realistic",
+    model: WorkloadModel = "realistic",
     images: bool = False,
-    *,
     scene: str | None = None,
 ) -> Analysis:
     """Analyse `pipelines` (built-in names, graph files or `Graph` objects, or one of
@@ -324,7 +325,7 @@ def _graph(
     item: str | Graph,
     workload: dict[str, int | None],
     fine: bool,
-    model: str,
+    model: WorkloadModel,
     scene: str | None = None,
 ) -> Graph:
     if isinstance(item, str):

@@ -34,10 +34,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from numbers import Integral
 from pathlib import Path
+from typing import get_args
 
 import polars as pl
 
-from nerframe.errors import InvalidInputError, NerframeError, did_you_mean
+from nerframe._typing import GraphKind, WorkloadModel
+from nerframe.errors import InvalidInputError, did_you_mean
 from nerframe.graphs import Graph, expand_graph, graph, read_graph_file
 from nerframe.scene_table import Scene
 from nerframe.scene_table import scene as find_scene
@@ -48,7 +50,7 @@ WORKLOAD_FIELDS = {"rays": "B", "samples": "N", "gaussians": "G", "bitwidth": "b
 
 RAY_FRAME = 800 * 800
 GAUSSIAN_FRAME = 1280 * 720
-MODELS = ("realistic", "spec")
+MODELS: tuple[WorkloadModel, ...] = get_args(WorkloadModel)
 
 GAUSSIANS = 1_000_000
 """Default scene size G (realistic model): the low end of the 1-5 million
@@ -116,7 +118,7 @@ class Spec:
     uses when the spec describes a different task (``gbu``).
     """
 
-    kind: str
+    kind: GraphKind
     native: tuple[str, ...]
     ops: tuple[Op, ...]
     edges: tuple[tuple[int, int], ...]
@@ -323,14 +325,14 @@ PIPELINES: dict[str, Spec] = {
 
 def pipeline(
     name: str,
+    *,
     rays: int | None = None,
     samples: int | None = None,
     gaussians: int | None = None,
     frame_pixels: int | None = None,
-    model: str = "realistic",
+    model: WorkloadModel = "realistic",
     tiles_per_gaussian: int | None = None,
     rendered_fraction: float | None = None,
-    *,
     scene: str | None = None,
     fragments_per_gaussian: int | None = None,
 ) -> Graph:
@@ -374,13 +376,13 @@ def pipeline(
             f"pipeline: name must be a pipeline name (str), got {type(name).__name__}", "name"
         )
     if model not in MODELS:
-        raise NerframeError(f"unknown workload model {model!r}; choose realistic or spec")
+        raise InvalidInputError(f"unknown workload model {model!r}; choose realistic or spec")
     for option, value in (("rays", rays), ("samples", samples), ("gaussians", gaussians)):
         if value is not None and (isinstance(value, bool) or not isinstance(value, Integral)):
             raise InvalidInputError(f"pipeline: {option} must be an integer, got {value!r}", option)
     spec = PIPELINES.get(name)
     if spec is None:
-        raise NerframeError(
+        raise InvalidInputError(
             f"unknown pipeline {name!r}{did_you_mean(name, PIPELINES)}; "
             f"built-in pipelines: {', '.join(PIPELINES)}"
         )
@@ -477,7 +479,7 @@ def _scene(name: str | None, realistic: bool) -> Scene | None:
     return find_scene(name)
 
 
-def pipelines(model: str = "realistic", *, scene: str | None = None) -> pl.DataFrame:
+def pipelines(model: WorkloadModel = "realistic", *, scene: str | None = None) -> pl.DataFrame:
     """The built-in pipelines: kind, ops, default workload and FLOPs in `model` (at
     `scene`, a standard scene, when given): ``total_flops`` counts every op once,
     ``frame_flops`` one frame (`frame_total`).
@@ -517,7 +519,7 @@ def load_graph(
     samples: int | None = None,
     gaussians: int | None = None,
     fine: bool = False,
-    model: str = "realistic",
+    model: WorkloadModel = "realistic",
     *,
     scene: str | None = None,
 ) -> Graph:
@@ -536,7 +538,7 @@ def workload_graph(
     source: str | Graph,
     point: Mapping[str, float | str],
     fine: bool = False,
-    model: str = "realistic",
+    model: WorkloadModel = "realistic",
 ) -> Graph:
     """`source` (a built-in name, a graph file or a `Graph`) at workload `point`.
 
@@ -651,7 +653,7 @@ def _rebuilt(base: Graph, ops: pl.DataFrame) -> Graph:
         base.name,
         records,
         base.edges,
-        base.frame_pixels,
-        base.kind,
+        frame_pixels=base.frame_pixels,
+        kind=base.kind,
         rendered_fraction=base.rendered_fraction,
     )

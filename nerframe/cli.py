@@ -29,8 +29,9 @@ from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 import polars as pl
 
+from nerframe._typing import Direction
 from nerframe.builtin_pipelines import MODELS
-from nerframe.errors import NerframeError
+from nerframe.errors import InvalidInputError, NerframeError
 from nerframe.output import FORMATS, emit, format_value, printable, to_text, wide
 
 if TYPE_CHECKING:
@@ -239,7 +240,9 @@ def cmd_schedule(args: argparse.Namespace) -> None:
 
     accel = accelerator(args.hardware)
     _warn(accel.warnings)
-    result = schedule(_graph(args, args.pipeline), accel, args.parallelism, args.pipelined)
+    result = schedule(
+        _graph(args, args.pipeline), accel, parallelism=args.parallelism, pipelined=args.pipelined
+    )
     table = result.summary if args.summary else result.schedule
     if not _for_people(args):
         emit(table, args.format, args.output)
@@ -293,14 +296,14 @@ def cmd_sweep(args: argparse.Namespace) -> None:
 
     spec = sweep_spec(_sweep_data(args))
     if args.backend != "local" and args.output is None:
-        raise NerframeError(f"the {args.backend} backend writes a store: give -o DIR")
+        raise InvalidInputError(f"the {args.backend} backend writes a store: give -o DIR")
     if args.chart is not None and not args.pareto:
-        raise NerframeError("--chart draws the Pareto front: give --pareto too")
+        raise InvalidInputError("--chart draws the Pareto front: give --pareto too")
     objectives = _objectives(args.pareto) if args.pareto else spec.objectives
     # A spec that names two or more objectives asks for their front, as --pareto does.
     front = bool(args.pareto) or len(objectives) > 1
     if spec.configurations > CONFIRM_ABOVE and not args.yes:
-        raise NerframeError(_estimate(spec) + "; run it with --yes (or shrink the grid)")
+        raise InvalidInputError(_estimate(spec) + "; run it with --yes (or shrink the grid)")
     order = next(iter(objectives.items()))  # rank rows by the first objective
     limits = spec.constraints
     figures = ["fps", "energy_per_frame_j", "avg_power_w", "area_mm2", "dram_utilization"]
@@ -356,9 +359,9 @@ def _sweep_data(args: argparse.Namespace) -> dict[str, Any]:
 
     data = read_spec(args.spec) if args.spec is not None else {}
     if not args.pipelines and "graphs" not in data:
-        raise NerframeError("name a pipeline or graph file to sweep (or give --spec FILE)")
+        raise InvalidInputError("name a pipeline or graph file to sweep (or give --spec FILE)")
     if args.hardware is None and data.get("hardware") is None:
-        raise NerframeError(
+        raise InvalidInputError(
             "name the accelerator to sweep with --hardware (or give a sweep spec with --spec FILE)"
             + "".join(
                 f"; {name} is a sweep spec: give it with --spec"
@@ -402,21 +405,23 @@ def _bounds(args: argparse.Namespace) -> Iterator[tuple[str, str, float]]:
             try:
                 number = float(value)
             except ValueError:
-                raise NerframeError(f"--{flag} expects FIGURE=VALUE, got {text!r}") from None
+                raise InvalidInputError(f"--{flag} expects FIGURE=VALUE, got {text!r}") from None
             if math.isnan(number):
-                raise NerframeError(f"--{flag} {name}: a bound is a number, got {value!r}")
+                raise InvalidInputError(f"--{flag} {name}: a bound is a number, got {value!r}")
             yield name, flag, number
 
 
-def _objectives(text: str) -> dict[str, str]:
+def _objectives(text: str) -> dict[str, Direction]:
     from nerframe.sweeps.spec import ALIASES, FIGURES
 
     names = [n.strip() for n in text.split(",") if n.strip()]
     if len(names) < 2:
-        raise NerframeError(f"--pareto expects two or more figures, e.g. fps,energy; got {text!r}")
+        raise InvalidInputError(
+            f"--pareto expects two or more figures, e.g. fps,energy; got {text!r}"
+        )
     unknown = [n for n in names if ALIASES.get(n, n) not in FIGURES]
     if unknown:
-        raise NerframeError(
+        raise InvalidInputError(
             f"--pareto: unknown figure {unknown[0]!r}; use {', '.join([*FIGURES, *ALIASES])}"
         )
     return {ALIASES.get(n, n): FIGURES[ALIASES.get(n, n)] for n in names}
@@ -458,11 +463,13 @@ def _axis(text: str) -> tuple[str, list[float | str]]:
     try:
         numbers: list[float | str] = [_number(v) for v in values.split(",")]
     except ValueError:
-        raise NerframeError(f"--vary expects PARAM=V1,V2,..., got {text!r}") from None
+        raise InvalidInputError(f"--vary expects PARAM=V1,V2,..., got {text!r}") from None
     # A value given twice would repeat every configuration it is part of.
     twice = next((v for i, v in enumerate(numbers) if v in numbers[:i]), None)
     if twice is not None:
-        raise NerframeError(f"--vary {name.strip()} lists {twice:g} twice; give each value once")
+        raise InvalidInputError(
+            f"--vary {name.strip()} lists {twice:g} twice; give each value once"
+        )
     return name.strip(), numbers
 
 
@@ -480,7 +487,7 @@ def cmd_roofline(args: argparse.Namespace) -> None:
     suffix = args.output.suffix.lower()
     tables, charts = (".csv", ".json", ".parquet", ".txt"), (".png", ".svg", ".html")
     if suffix not in (*tables, *charts):
-        raise NerframeError(
+        raise InvalidInputError(
             f"{args.output}: unknown output format {suffix!r}; use {', '.join(charts)} for the "
             f"chart, or {', '.join(tables)} for its table"
         )
@@ -536,14 +543,14 @@ def cmd_trace_capture(args: argparse.Namespace) -> None:
     from nerframe.trace.tracefile import is_trace_file, write_trace
 
     if not is_trace_file(args.output):
-        raise NerframeError(f"{args.output}: a trace file's name must end in .trace.json")
+        raise InvalidInputError(f"{args.output}: a trace file's name must end in .trace.json")
     try:
         model, inputs = load_target(args.target)
         trace = capture(model, *inputs, repeats=args.repeats, warmup=args.warmup, grad=args.grad)
     except NerframeError:
         raise
     except Exception as e:  # the user's model code failed: say where, in one line
-        raise NerframeError(f"{args.target}: {type(e).__name__}: {e}") from None
+        raise InvalidInputError(f"{args.target}: {type(e).__name__}: {e}") from None
     write_trace(trace, args.output)
     sys.stderr.write(f"wrote {args.output} ({len(trace.calls)} module calls)\n")
 
@@ -553,7 +560,7 @@ def _traced(args: argparse.Namespace) -> TracedGraph:
     from nerframe.trace.tracefile import is_trace_file
 
     if not is_trace_file(args.trace):
-        raise NerframeError(f"{args.trace}: not a trace file (expected a .trace.json name)")
+        raise InvalidInputError(f"{args.trace}: not a trace file (expected a .trace.json name)")
     import warnings
 
     from nerframe.errors import NerframeWarning
@@ -778,7 +785,9 @@ def parser() -> argparse.ArgumentParser:
     p.set_defaults(run=cmd_report)
     _trace_commands(sub)
     p = sub.add_parser("schema", help="print the JSON Schema of an input file format")
-    p.add_argument("kind", metavar="KIND", help="graph, sweep-spec, trace, class-map or manifest")
+    p.add_argument(
+        "kind", metavar="KIND", help="accelerator, graph, sweep-spec, trace, class-map or manifest"
+    )
     p.set_defaults(run=cmd_schema)
     _add_wide(top)
     return top

@@ -19,6 +19,7 @@ from typing import Any, cast
 import numpy as np
 import polars as pl
 
+from nerframe._typing import GraphKind
 from nerframe.errors import CycleError, InvalidInputError, NerframeError
 from nerframe.kernels.dag import Dag, dag
 from nerframe.ops import operators
@@ -65,7 +66,7 @@ class Graph:
     ops: pl.DataFrame
     edges: pl.DataFrame
     frame_pixels: int
-    kind: str = "inference"
+    kind: GraphKind = "inference"
     rendered_fraction: float = 1.0
 
     def __repr__(self) -> str:
@@ -155,14 +156,15 @@ def graph(
     name: str,
     ops: Iterable[Mapping[str, object]] | pl.DataFrame,
     edges: Iterable[tuple[int, int] | tuple[int, int, str]] | pl.DataFrame = (),
+    *,
     frame_pixels: int = 800 * 800,
-    kind: str = "inference",
+    kind: GraphKind = "inference",
     rendered_fraction: float = 1.0,
 ) -> Graph:
     """A validated `Graph` from ops records (or an ops DataFrame) and edges.
 
     Edges are ``(src, dst)`` or ``(src, dst, kind)`` tuples, or a DataFrame
-    with ``src``, ``dst`` and optionally ``kind`` columns. Raises `NerframeError`
+    with ``src``, ``dst`` and optionally ``kind`` columns. Raises `InvalidInputError`
     for an edge to a missing op, a cycle among data edges (naming its ops), a
     frame-scoped op between batch-scoped ones, or a `rendered_fraction` outside (0, 1].
 
@@ -177,7 +179,7 @@ def graph(
         raise InvalidInputError(f"graph {name!r} has no ops", "ops")
     ids = table["op_id"].to_list()
     if ids != list(range(len(ids))):
-        raise NerframeError(f"graph {name!r}: op ids must be 0..{len(ids) - 1} in row order")
+        raise InvalidInputError(f"graph {name!r}: op ids must be 0..{len(ids) - 1} in row order")
     if not isinstance(edges, pl.DataFrame):
         rows = [tuple(e) + (("data",) if len(e) == 2 else ()) for e in edges]
         for row in rows:
@@ -197,21 +199,25 @@ def graph(
     known = kinds.is_in(EDGE_KIND.categories.to_list()).fill_null(False)
     if not known.all():
         bad = kinds.filter(~known)[0]
-        raise NerframeError(f"graph {name!r}: edge kind must be 'data' or 'feedback', got {bad!r}")
+        raise InvalidInputError(
+            f"graph {name!r}: edge kind must be 'data' or 'feedback', got {bad!r}"
+        )
     try:
         edges = edges.select(pl.lit(name).alias("graph"), "src", "dst", "kind").cast(EDGES)
     except (pl.exceptions.PolarsError, TypeError) as e:
         reason = str(e).splitlines()[0]
-        raise NerframeError(f"graph {name!r}: edges must be integer op ids ({reason})") from None
+        raise InvalidInputError(
+            f"graph {name!r}: edges must be integer op ids ({reason})"
+        ) from None
     bad = edges.filter(~pl.col("src").is_in(ids) | ~pl.col("dst").is_in(ids))
     if bad.height:
         src, dst = bad.row(0)[1:3]
-        raise NerframeError(
+        raise InvalidInputError(
             f"graph {name!r}: edge {src}->{dst} points to a missing op "
             f"(op ids are 0..{len(ids) - 1})"
         )
     if isinstance(rendered_fraction, bool) or not 0 < rendered_fraction <= 1:
-        raise NerframeError(
+        raise InvalidInputError(
             f"graph {name!r}: rendered_fraction must be a number in (0, 1], "
             f"got {rendered_fraction!r}"
         )
@@ -254,7 +260,7 @@ def _phases(g: Graph) -> np.ndarray:
     if stuck.any():
         op = int(np.argmax(stuck))
         names = g.ops["op_type"].to_list()
-        raise NerframeError(
+        raise InvalidInputError(
             f"graph {g.name!r}: op {op} ({names[op]}) has scope 'frame' but lies between "
             "batch-scoped ops (a batch-scoped op precedes and another follows it); make it "
             "'batch' or move it before or after the batch-scoped part"
@@ -269,7 +275,8 @@ def topological_order(g: Graph) -> np.ndarray:
     >>> topological_order(nerframe.pipeline("neurex")).tolist()
     [0, 1, 2, 3, 4]
     """
-    return dag_of(g).topo
+    topo: np.ndarray = dag_of(g).topo
+    return topo
 
 
 def dag_of(g: Graph) -> Dag:

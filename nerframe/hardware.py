@@ -160,11 +160,10 @@ def _load(path: Path, chain: tuple[Path, ...] = ()) -> Accelerator:
 
 def _read(path: Path, chain: tuple[Path, ...]) -> Accelerator:
     data = read_json(path)
-    reader = Reader(str(path))
     if is_rendersim_format(data):
-        return from_rendersim(data, reader, path)
+        return from_rendersim(data, Reader(str(path)), path)
     if is_nerframe_format(data):
-        return from_nerframe(data, reader, path, lambda name: _extended(name, path, chain))
+        return from_nerframe(data, path, lambda name: _extended(name, path, chain))
     raise NerframeError(
         f"{path}: not an accelerator description (expected an object with 'modules' in "
         "nerframe's format or 'hardware_modules' in the original format)"

@@ -1,7 +1,8 @@
-"""Typed reading of accelerator JSON files, with errors that name the culprit.
+"""Reading accelerator JSON files: the file itself, and the original framework's format.
 
-Both accelerator formats are read through `Reader`: every failure names the file,
-the field and the offending value, in one line.
+nerframe's own format is declared (`nerframe.formats.accelerator`); the original
+framework's, foreign and lenient (`nerframe.rendersim_format`), is read through
+`Reader`: every failure names the file, the field and the offending value, in one line.
 
 >>> Reader("f.json").number(2, "count")
 2.0
@@ -75,22 +76,6 @@ class Reader:
                 where, f"must be a {'positive' if positive else 'non-negative'} integer", value
             )
         return int(number)
-
-    def boolean(self, value: Any, where: str) -> bool:
-        if not isinstance(value, bool):
-            self.fail(where, "must be true or false", value)
-        return value
-
-    def fraction(self, value: Any, where: str) -> float:
-        number = self.number(value, where, positive=True)
-        if number > 1:
-            self.fail(where, "must be a number in (0, 1]", value)
-        return number
-
-    def choice(self, value: Any, where: str, allowed: tuple[str, ...]) -> str:
-        if value not in allowed:
-            self.fail(where, f"must be one of {', '.join(allowed)}", value)
-        return str(value)
 
 
 def read_sram(r: Reader, raw: Any, where: str) -> Sram:

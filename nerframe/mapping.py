@@ -87,7 +87,8 @@ def map_operators(
         raise UnmappedError(_unmapped_message(unmapped, accel), unmapped, accel.name)
     lookup = np.zeros(2 * len(names), np.int64)
     lookup[present] = np.fromiter(found.values(), np.int64, present.size)
-    return lookup[key]
+    modules: np.ndarray = lookup[key]
+    return modules
 
 
 def _codes(op_types: Sequence[str] | pl.Series) -> tuple[np.ndarray, list[str]]:

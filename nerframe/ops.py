@@ -25,7 +25,7 @@ from numbers import Integral, Real
 import numpy as np
 import polars as pl
 
-from nerframe.errors import NerframeError, did_you_mean
+from nerframe.errors import InvalidInputError, did_you_mean
 from nerframe.schemas import OPS
 from nerframe.taxonomy import OP_TYPES, PARAMETER, PARAMETERS, SCOPES, op_types
 
@@ -34,7 +34,7 @@ _BASE = {"graph", "op_id", "op_type", "category", "backward", "bitwidth"}
 
 
 def operators(
-    records: Iterable[Mapping[str, object]] | pl.DataFrame, graph: str = ""
+    records: Iterable[Mapping[str, object]] | pl.DataFrame, *, graph: str = ""
 ) -> pl.DataFrame:
     """A validated ops table from records (dicts) or a DataFrame with ops columns.
 
@@ -42,7 +42,7 @@ def operators(
     give ``graph`` (default `graph`), ``op_id`` (default: its position),
     ``backward`` (false), ``bitwidth`` (16), ``scope`` (``frame`` or ``batch``;
     default: the op type's) and any parameter of its op type.
-    Raises `NerframeError` naming the row and the culprit on any bad input.
+    Raises `InvalidInputError` naming the row and the culprit on any bad input.
 
     >>> operators([{"op_type": "Sorting", "B": 4, "N": 8}])["bitwidth"].item()
     16
@@ -62,7 +62,7 @@ def validate(ops: pl.DataFrame, thorough: bool = True) -> pl.DataFrame:
     unique within a graph (checks that cannot change a cost: `nerframe.costs`
     makes the others inside its kernel), and warns (`UserWarning`) about MLP skip
     connections at layers that have no effect. Vectorised; the first offending
-    row is named in the `NerframeError`.
+    row is named in the `InvalidInputError`.
 
     >>> validate(operators([{"op_type": "Sorting", "B": 4, "N": 8}])).height
     1
@@ -74,7 +74,7 @@ def validate(ops: pl.DataFrame, thorough: bool = True) -> pl.DataFrame:
             if ops.schema.get(name) != dtype
         ]
         extra = [name for name in ops.columns if name not in OPS]
-        raise NerframeError(f"not an ops table: wrong or missing columns {wrong + extra}")
+        raise InvalidInputError(f"not an ops table: wrong or missing columns {wrong + extra}")
     problems: dict[tuple[str, str], pl.Expr] = {}
     for p in PARAMETERS:
         used = pl.col("op_type").is_in(_users(p.name))
@@ -106,7 +106,7 @@ def validate(ops: pl.DataFrame, thorough: bool = True) -> pl.DataFrame:
         if bad:
             row = ops.with_row_index("_row").filter(expr).row(0, named=True)
             message = text.format(c=column, v=row[column])
-            raise NerframeError(f"{_where(row['_row'], row)}: {message}")
+            raise InvalidInputError(f"{_where(row['_row'], row)}: {message}")
     if thorough:
         _warn_idle_skips(ops)
     return ops
@@ -176,27 +176,31 @@ def _from_records(records: list[Mapping[str, object]]) -> pl.DataFrame:
     columns: dict[str, list[object]] = {name: [None] * len(records) for name in OPS}
     for i, record in enumerate(records):
         if not isinstance(record, Mapping):
-            raise NerframeError(f"ops row {i}: expected a mapping of column to value")
+            raise InvalidInputError(f"ops row {i}: expected a mapping of column to value")
         op_type = _op_type(record.get("op_type"), f"ops row {i}")
         where = f"ops row {i} ({op_type})"
         for key, value in record.items():
             if key not in OPS:
-                raise NerframeError(f"{where}: unknown parameter {key!r}{did_you_mean(key, OPS)}")
+                raise InvalidInputError(
+                    f"{where}: unknown parameter {key!r}{did_you_mean(key, OPS)}"
+                )
             if key in PARAMETER and key not in op_types()[op_type].parameters:
                 takes = ", ".join(op_types()[op_type].parameters)
-                raise NerframeError(f"{where}: {op_type} does not take {key!r}; it takes {takes}")
+                raise InvalidInputError(
+                    f"{where}: {op_type} does not take {key!r}; it takes {takes}"
+                )
             columns[key][i] = _coerce(key, value, where)
     try:
         return pl.DataFrame(columns, schema=OPS)
     except (pl.exceptions.PolarsError, TypeError, ValueError, OverflowError) as e:
-        raise NerframeError(f"ops records: {e}") from None
+        raise InvalidInputError(f"ops records: {e}") from None
 
 
 def _op_type(value: object, where: str) -> str:
     if not isinstance(value, str):
-        raise NerframeError(f"{where}: missing op_type (a string naming a catalogue op type)")
+        raise InvalidInputError(f"{where}: missing op_type (a string naming a catalogue op type)")
     if value not in OP_TYPES:
-        raise NerframeError(
+        raise InvalidInputError(
             f"{where}: unknown op type {value!r}{did_you_mean(value, OP_TYPES)}; "
             f"valid op types: {', '.join(OP_TYPES)}"
         )
@@ -204,7 +208,7 @@ def _op_type(value: object, where: str) -> str:
 
 
 def _coerce(key: str, value: object, where: str) -> object:
-    """One record value as the Python type of its column, or a `NerframeError`."""
+    """One record value as the Python type of its column, or an `InvalidInputError`."""
     if value is None:
         return None
     dtype = OPS[key]
@@ -212,30 +216,30 @@ def _coerce(key: str, value: object, where: str) -> object:
     if dtype == pl.Boolean():
         if isinstance(value, bool | np.bool_):
             return bool(value)
-        raise NerframeError(f"{bad}must be true or false, got {value!r}")
+        raise InvalidInputError(f"{bad}must be true or false, got {value!r}")
     if dtype in _INT_RANGE:
         number = _integer(value)
         if number is None:
-            raise NerframeError(f"{bad}must be an integer, got {value!r}")
+            raise InvalidInputError(f"{bad}must be an integer, got {value!r}")
         low, high = _INT_RANGE[dtype]
         if not low <= number <= high:
-            raise NerframeError(f"{bad}is out of range for {dtype}, got {value!r}")
+            raise InvalidInputError(f"{bad}is out of range for {dtype}, got {value!r}")
         return number
     if dtype == pl.Float64():
         if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value):
-            raise NerframeError(f"{bad}must be a finite number, got {value!r}")
+            raise InvalidInputError(f"{bad}must be a finite number, got {value!r}")
         return float(value)
     if isinstance(dtype, pl.List):
         if isinstance(value, str) or not isinstance(value, Iterable):
-            raise NerframeError(f"{bad}must be a list of integers, got {value!r}")
+            raise InvalidInputError(f"{bad}must be a list of integers, got {value!r}")
         items = [_integer(v) for v in value]
         if any(v is None or not 0 <= v < 2**31 for v in items):
-            raise NerframeError(f"{bad}must be a list of integers >= 0, got {value!r}")
+            raise InvalidInputError(f"{bad}must be a list of integers >= 0, got {value!r}")
         return items
     if not isinstance(value, str):
-        raise NerframeError(f"{bad}must be a string, got {value!r}")
+        raise InvalidInputError(f"{bad}must be a string, got {value!r}")
     if key == "scope" and value not in SCOPES:
-        raise NerframeError(f"{bad}must be 'frame' or 'batch', got {value!r}")
+        raise InvalidInputError(f"{bad}must be 'frame' or 'batch', got {value!r}")
     return value
 
 
@@ -252,12 +256,12 @@ def _integer(value: object) -> int | None:
 def _from_frame(frame: pl.DataFrame) -> pl.DataFrame:
     extra = [name for name in frame.columns if name not in OPS]
     if extra:
-        raise NerframeError(
+        raise InvalidInputError(
             f"ops table: unknown column {extra[0]!r}{did_you_mean(extra[0], OPS)}; "
             f"columns are {', '.join(OPS)}"
         )
     if "op_type" not in frame.columns:
-        raise NerframeError("ops table: missing column 'op_type'")
+        raise InvalidInputError("ops table: missing column 'op_type'")
     names = frame["op_type"].cast(pl.String)
     unknown = names.filter(~names.is_in(OP_TYPES) | names.is_null())
     if unknown.len():
@@ -270,7 +274,7 @@ def _from_frame(frame: pl.DataFrame) -> pl.DataFrame:
         try:
             columns.append(frame[name].cast(dtype, strict=True))
         except pl.exceptions.PolarsError:
-            raise NerframeError(
+            raise InvalidInputError(
                 f"ops table: column {name!r} ({frame.schema[name]}) cannot be read as {dtype}"
             ) from None
     return frame.select(columns)
@@ -296,7 +300,7 @@ def _complete(frame: pl.DataFrame, graph: str) -> pl.DataFrame:
         mismatch = given.is_not_null() & (given != derived)
         if mismatch.any():
             i = int(mismatch.arg_true()[0])
-            raise NerframeError(
+            raise InvalidInputError(
                 f"{_where(i, frame.row(i, named=True))}: category {given[i]!r} "
                 f"does not match the catalogue's {derived[i]!r}"
             )

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from nerframe.atomic import atomic_path
-from nerframe.errors import NerframeError
+from nerframe.errors import InvalidInputError
 from nerframe.rooflines import System
 
 ENVIRONMENT = "NERFRAME_PROBE"
@@ -49,7 +49,7 @@ def probe_path() -> Path:
 
 
 def probe(
-    output: str | Path | None = None, matrix: int = 1024, copy_mib: int = 256, runs: int = 5
+    output: str | Path | None = None, *, matrix: int = 1024, copy_mib: int = 256, runs: int = 5
 ) -> dict[str, object]:
     """Measure this machine's peak FLOP/s and memory bandwidth, store them at `output`
     (default `probe_path()`) and return the stored record.
@@ -62,7 +62,7 @@ def probe(
     """
     for what, value in (("matrix", matrix), ("copy_mib", copy_mib), ("runs", runs)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise NerframeError(f"probe: {what} must be an integer >= 1, got {value!r}")
+            raise InvalidInputError(f"probe: {what} must be an integer >= 1, got {value!r}")
     rng = np.random.default_rng(0)
     a = rng.random((matrix, matrix), dtype=np.float32)
     b = rng.random((matrix, matrix), dtype=np.float32)
@@ -106,7 +106,7 @@ def host_system(path: str | Path | None = None) -> System:
 
     >>> try:
     ...     host_system("/no/such/probe.json")
-    ... except NerframeError as e:
+    ... except InvalidInputError as e:
     ...     print(e)
     no host probe result at /no/such/probe.json: run 'nerframe probe' first
     """
@@ -114,11 +114,13 @@ def host_system(path: str | Path | None = None) -> System:
     try:
         record = json.loads(path.read_text())
     except FileNotFoundError:
-        raise NerframeError(f"no host probe result at {path}: run 'nerframe probe' first") from None
+        raise InvalidInputError(
+            f"no host probe result at {path}: run 'nerframe probe' first"
+        ) from None
     except (OSError, json.JSONDecodeError) as e:
-        raise NerframeError(f"{path}: unreadable host probe result ({e})") from None
+        raise InvalidInputError(f"{path}: unreadable host probe result ({e})") from None
     if not isinstance(record, dict):
-        raise NerframeError(f"{path}: not a host probe result")
+        raise InvalidInputError(f"{path}: not a host probe result")
     return System(
         "host",
         record.get("peak_tflops"),  # type: ignore[arg-type]

@@ -596,7 +596,7 @@ def _percent(value: float | None) -> str:
     return "–" if value is None else f"{100 * value:.1f} %"
 
 
-def _conventions(run: dict) -> str:
+def _conventions(run: dict[str, Any]) -> str:
     """The workload conventions the figures follow (README, docs/model.md)."""
     spec = run.get("model") == "spec"
     scopes = (

@@ -55,14 +55,14 @@ class System:
         for field in ("peak_tflops", "bandwidth_gbps"):
             value = getattr(self, field)
             if not (isinstance(value, int | float) and math.isfinite(value) and value > 0):
-                raise NerframeError(
+                raise InvalidInputError(
                     f"roofline system {self.name!r}: {field} must be a positive number, "
                     f"got {value!r}"
                 )
         for field in ("compute_efficiency", "memory_efficiency"):
             value = getattr(self, field)
             if not (isinstance(value, int | float) and 0 < value <= 1):
-                raise NerframeError(
+                raise InvalidInputError(
                     f"roofline system {self.name!r}: {field} must be in (0, 1], got {value!r}"
                 )
 
@@ -73,7 +73,7 @@ class System:
         >>> System("npu", peak_tflops=4.0, bandwidth_gbps=100.0).ridge  # 4e12 / 1e11
         40.0
         """
-        return ppa.ridge(self.peak_tflops, self.bandwidth_gbps)
+        return float(ppa.ridge(self.peak_tflops, self.bandwidth_gbps))
 
 
 def gpu_roofline(name: str, module: str = "tensor_cores") -> System:
@@ -149,7 +149,7 @@ def system(name_or_accelerator: str | System | _AcceleratorLike) -> System:
     try:
         return _from_accelerator(accelerator(name_or_accelerator))
     except NerframeError as e:
-        raise NerframeError(
+        raise InvalidInputError(
             f"unknown roofline system {name_or_accelerator!r}: not a preset "
             f"({', '.join(PRESETS)}) and not an accelerator ({e})"
         ) from None
@@ -165,7 +165,7 @@ def _from_accelerator(accel: _AcceleratorLike) -> System:
             repr(accel),
         ) from None
     if peak == 0:
-        raise NerframeError(
+        raise InvalidInputError(
             f"accelerator {name!r} has no module rated in FLOPs (its units count samples, "
             "Gaussians…), so it has no FLOP roofline"
         )
@@ -209,13 +209,13 @@ def roofline(
         costs = compute_costs(costs)
     missing = [c for c in (*_COST_INPUT, "intensity") if c not in costs.columns]
     if missing:
-        raise NerframeError(f"roofline: costs table lacks column(s) {', '.join(missing)}")
+        raise InvalidInputError(f"roofline: costs table lacks column(s) {', '.join(missing)}")
     resolved = [system(s) for s in systems]
     if not resolved:
-        raise NerframeError("roofline: no system given")
+        raise InvalidInputError("roofline: no system given")
     names = [s.name for s in resolved]
     if len(set(names)) != len(names):
-        raise NerframeError(f"roofline: systems named twice in {names}")
+        raise InvalidInputError(f"roofline: systems named twice in {names}")
     table = pl.DataFrame(
         {
             "system": names,

@@ -35,12 +35,13 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import NamedTuple, get_args
 
 import numpy as np
 import polars as pl
 
 from nerframe import ppa
+from nerframe._typing import Parallelism
 from nerframe.accelerator_model import DATAFLOWS, Accelerator, Module, leakage_w
 from nerframe.builtin_pipelines import pipeline
 from nerframe.costing import costs, frame_total
@@ -54,7 +55,7 @@ from nerframe.kernels.systolic import mlp_gemms
 from nerframe.mapping import gathered_bytes, map_operators, work
 from nerframe.schemas import BOUND, MODULE_BUSY, SCHEDULE, SUMMARY
 
-PARALLELISM = ("split", "instance")
+PARALLELISM: tuple[Parallelism, ...] = get_args(Parallelism)
 
 
 @dataclass(frozen=True)
@@ -154,13 +155,13 @@ class Configurations:
     @property
     def bytes_per_cycle(self) -> np.ndarray:
         """Peak DRAM bytes deliverable per clock cycle, per configuration."""
-        return ppa.bytes_per_cycle(self.dram_bandwidth_gbps, self.frequency_mhz)
+        return np.asarray(ppa.bytes_per_cycle(self.dram_bandwidth_gbps, self.frequency_mhz))
 
     @property
     def peak_tflops(self) -> np.ndarray:
         """Peak FLOP rate of the modules rated in FLOPs, per configuration."""
         per_cycle = self.module_throughput * self.module_count * self.module_counts_flops
-        return ppa.peak_tflops(per_cycle.sum(axis=1), self.frequency_mhz)
+        return np.asarray(ppa.peak_tflops(per_cycle.sum(axis=1), self.frequency_mhz))
 
     @property
     def power_uw(self) -> np.ndarray:
@@ -189,12 +190,12 @@ class Configurations:
     @property
     def throughput(self) -> np.ndarray:
         """Module throughput that real work reaches: the peak times the module's efficiency."""
-        return self.module_throughput * self.module_efficiency
+        return np.asarray(self.module_throughput * self.module_efficiency)
 
     @property
     def bandwidth_gbps(self) -> np.ndarray:
         """DRAM bandwidth that real work reaches: the peak times the memory efficiency."""
-        return self.dram_bandwidth_gbps * self.memory_efficiency
+        return np.asarray(self.dram_bandwidth_gbps * self.memory_efficiency)
 
 
 def _dataflow_code(module: Module) -> int:
@@ -482,7 +483,8 @@ def overlaps(accel: Accelerator, pipelined: bool) -> bool:
 def schedule(
     graph: Graph | str,
     accel: Accelerator | str | os.PathLike[str],
-    parallelism: str = "split",
+    *,
+    parallelism: Parallelism = "split",
     pipelined: bool = True,
 ) -> Schedule:
     """List-schedule `graph`'s phases on `accel` and derive the frame figures.
@@ -654,7 +656,7 @@ def unmapped_summary(
     return pl.DataFrame([row], schema=SUMMARY)
 
 
-def _pair(graph: Graph, accel: Accelerator, parallelism: str, pipelined: bool) -> dict:
+def _pair(graph: Graph, accel: Accelerator, parallelism: str, pipelined: bool) -> dict[str, object]:
     return {
         "graph": graph.name,
         "accelerator": accel.name,

@@ -118,7 +118,7 @@ def query(sql_or_name: str, store: str | Path) -> pl.DataFrame:
         # DuckDB before 2.0 gives no relation for a statement without a result.
         if relation is None:
             raise NerframeError(f"{label} returned no table (only SELECT-like SQL does)")
-        result = relation.pl()
+        result: pl.DataFrame = relation.pl()
         if result.is_empty() and label != "SQL query" and "WHERE feasible" in sql:
             # a named query of feasible rows (pareto, best_under_budget): say why it is empty
             from nerframe.sweeps.feasibility import warn_infeasible_store

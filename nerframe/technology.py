@@ -23,14 +23,15 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from nerframe.errors import NerframeError
+from nerframe.errors import InvalidInputError
 
 _FILE = Path(__file__).with_name("technology.json")
 
 
 @cache
 def _table() -> dict[str, Any]:
-    return json.loads(_FILE.read_text(encoding="utf-8"))
+    table: dict[str, Any] = json.loads(_FILE.read_text(encoding="utf-8"))
+    return table
 
 
 REFERENCE_NM: float = float(_table()["reference_nm"])
@@ -51,7 +52,7 @@ def _interpolated(values: list[float], node_nm: float) -> float:
     """`values` (one per table node, largest node first) at `node_nm`."""
     nodes = _table()["nodes_nm"]
     if not covers(node_nm):
-        raise NerframeError(
+        raise InvalidInputError(
             f"technology node {node_nm:g} nm is outside the scaling table "
             f"({nodes[-1]}-{nodes[0]} nm)"
         )
@@ -59,7 +60,7 @@ def _interpolated(values: list[float], node_nm: float) -> float:
         big, small = nodes[i], nodes[i + 1]
         if small <= node_nm <= big:
             t = (big - node_nm) / (big - small)
-            return values[i] + t * (values[i + 1] - values[i])
+            return float(values[i] + t * (values[i + 1] - values[i]))
     return values[-1]
 
 
@@ -116,7 +117,7 @@ def leakage_uw_per_mm2(node_nm: float) -> float:
     5000.0
     """
     if not covers(node_nm):
-        raise NerframeError(f"technology node {node_nm:g} nm is outside the node table")
+        raise InvalidInputError(f"technology node {node_nm:g} nm is outside the node table")
     return float(_table()["leakage_uw_per_mm2"])
 
 

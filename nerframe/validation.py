@@ -138,7 +138,7 @@ def published() -> pl.DataFrame:
 Accelerators = Callable[[str], Accelerator]
 
 
-def validate(hardware: Accelerators | None = None) -> pl.DataFrame:
+def validate(*, hardware: Accelerators | None = None) -> pl.DataFrame:
     """Every published figure with the model's prediction and the error.
 
     Columns: those of `published` plus ``predicted``, ``error``
@@ -455,7 +455,7 @@ class _Predictor:
         if waiting:
             raise _Pending("; ".join(waiting))
         run = self.run(name, accel, workload)
-        summary = run.summary.row(0, named=True)
+        summary: dict[str, float] = run.summary.row(0, named=True)
         if metric == "fps":
             return summary["fps"]
         if metric == "samples_per_s":
@@ -473,9 +473,9 @@ class _Predictor:
         base = str(row["baseline"])
         other = self.run(str(row["baseline_pipeline"] or name), base, workload)
         if metric == "speedup":
-            return summary["fps"] / other.summary["fps"].item()
+            return summary["fps"] / float(other.summary["fps"].item())
         if metric == "energy_ratio":
-            return other.summary["energy_per_frame_j"].item() / summary["energy_per_frame_j"]
+            return float(other.summary["energy_per_frame_j"].item()) / summary["energy_per_frame_j"]
         if metric in ("op_speedup", "op_energy_ratio"):
             column = "duration_cycles" if metric == "op_speedup" else "energy_j"
             mine, theirs = (

@@ -12,6 +12,8 @@ columns (``op_type``, ``category``, ``scope``, ``kind``, ``bound``, ``status``) 
 
 from __future__ import annotations
 
+from typing import Literal
+
 import polars as pl
 import pyarrow as pa
 
@@ -227,7 +229,7 @@ SWEEP_FIGURES = pl.Schema(
     }
 )
 # The figures a constraint bounds or an objective ranks by, and which way is better.
-SWEEP_OBJECTIVES = {
+SWEEP_OBJECTIVES: dict[str, Literal["min", "max"]] = {
     "fps": "max",
     "frame_time_s": "min",
     "energy_per_frame_j": "min",

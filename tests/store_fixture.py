@@ -181,7 +181,7 @@ def graph(name: str) -> nerframe.Graph:
     """The fixture graph `name`, validated by `nerframe.graph`."""
     spec = GRAPHS[name]
     edges = [tuple(e) for e in spec["edges"]]
-    return nerframe.graph(name, spec["ops"], edges, FRAME_PIXELS, spec["kind"])
+    return nerframe.graph(name, spec["ops"], edges, frame_pixels=FRAME_PIXELS, kind=spec["kind"])
 
 
 def write_inputs(

@@ -180,7 +180,7 @@ def test_gantt_chart_lanes_of_single_instance_ops(frames: dict[str, pl.DataFrame
     # that is free earliest (lowest index on ties), and only used instances get a lane.
     path = frames["accelerators"].filter(accelerator="server_npu")["path"].item()
     result = nerframe.schedule(
-        store_fixture.graph("hashnerf_train"), nerframe.accelerator(path), "instance"
+        store_fixture.graph("hashnerf_train"), nerframe.accelerator(path), parallelism="instance"
     )
     spec = _check(charts.gantt_chart(result.schedule))
     bars = _unit(spec, "rect", color="category")

@@ -260,10 +260,12 @@ def test_bottlenecks_busy_cycles_under_instance_parallelism(tmp_path: Path) -> N
     ops = [{"op_type": "Sorting", "B": 1, "N": n, "bitwidth": 8} for n in (4, 8, 2)]
     graph_file.write_text(json.dumps({"name": "three", "ops": ops, "frame_pixels": 1}))
     nerframe.analyze(
-        [str(graph_file)], [str(accel_file)], tmp_path / "out", "instance", report=False
+        [str(graph_file)], [str(accel_file)], tmp_path / "out", parallelism="instance", report=False
     )
     got = query("bottlenecks", tmp_path / "out").row(0, named=True)
-    schedule = nerframe.schedule(nerframe.read_graph(graph_file), str(accel_file), "instance")
+    schedule = nerframe.schedule(
+        nerframe.read_graph(graph_file), str(accel_file), parallelism="instance"
+    )
     durations = schedule.schedule["duration_cycles"].to_list()
     assert durations == [8, 24, 2]
     assert got["busy_cycles"] == 17.0 == -(-sum(durations) // 2)

@@ -233,6 +233,6 @@ def test_module_busy_counts_batch_ops_per_instance(
         {"op_type": "RGBRenderer", "B": 10, "N": 4, "bitwidth": 8, "scope": "frame"},
     ]
     g = nerframe.graph("tiny", ops, [(0, 1), (1, 2)], frame_pixels=100)
-    busy = scheduling.module_busy(nerframe.schedule(g, accel, parallelism), accel)
+    busy = scheduling.module_busy(nerframe.schedule(g, accel, parallelism=parallelism), accel)
     assert busy.schema == MODULE_BUSY
     assert busy.rows() == [("tiny", "tiny", "alu", 2, alu), ("tiny", "tiny", "blend", 1, 60)]

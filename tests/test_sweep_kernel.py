@@ -63,7 +63,9 @@ def test_rows_are_bit_identical_to_single_schedules(
     # Every fourth row: one schedule per variant is slow; the stride visits every axis value.
     for row in rows.gather_every(4).iter_rows(named=True):
         changed = variant(accel, {name: row[name] for name in grid})
-        summary = nerframe.schedule(graph, changed, parallelism).summary.row(0, named=True)
+        summary = nerframe.schedule(graph, changed, parallelism=parallelism).summary.row(
+            0, named=True
+        )
         assert {k: row[k] for k in FIGURES} == {k: summary[k] for k in FIGURES}
         # gbu's modules have no published area: NaN, a null in the rows.
         assert row["area_mm2"] == (None if math.isnan(changed.area_mm2) else changed.area_mm2)

@@ -291,11 +291,14 @@ def test_throughput_is_derived_and_checked(tmp_path: Path) -> None:
     ("module", "message"),
     [
         ({"throughput_ops_per_cycle": 100}, "must be 2 \\* rows \\* cols = 512 FLOP/cycle"),
-        ({"array": [16]}, "field 'modules\\[0\\].array' must be \\[rows, cols\\]"),
-        ({"array": [16, 0]}, "field 'modules\\[0\\].array\\[1\\]' must be a positive number"),
-        ({"dataflow": "rs"}, "field 'modules\\[0\\].dataflow' must be one of os, ws, is"),
+        ({"array": [16]}, "field 'modules\\[0\\].array': expected array of length 2, got \\[16\\]"),
+        ({"array": [16, 0]}, "field 'modules\\[0\\].array\\[1\\]': expected int >= 1, got 0"),
+        (
+            {"dataflow": "rs"},
+            'field \'modules\\[0\\].dataflow\': expected one of "os", "ws", "is", got "rs"',
+        ),
         ({"unit": "sample"}, "must be 'flop' on a systolic array"),
-        ({"array": None}, "must be a list"),
+        ({"array": None}, "field 'modules\\[0\\].array': expected array, got null"),
     ],
 )
 def test_bad_array_fields_name_the_field(tmp_path: Path, module: dict, message: str) -> None:

@@ -79,7 +79,10 @@ def test_a_unit_the_op_type_does_not_count_is_an_unmapped_error(tmp_path: Path) 
 
 
 def test_unknown_unit_is_a_load_error_naming_the_field(tmp_path: Path) -> None:
-    with pytest.raises(nerframe.NerframeError, match=r"modules\[0\]\.unit.*must be one of"):
+    with pytest.raises(
+        nerframe.NerframeError,
+        match=r"'modules\[0\]\.unit': expected one of \"flop\", .*got \"photons\"",
+    ):
         nerframe.accelerator(_file(tmp_path, unit="photons"))
 
 
@@ -129,8 +132,11 @@ def test_lookup_and_gaussian_counts_follow_the_catalogue(tmp_path: Path) -> None
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        ({"on_chip": "yes"}, r"modules\[0\]\.on_chip' must be true or false"),
-        ({"power_reference_mhz": 0}, r"modules\[0\]\.power_reference_mhz' must be a positive"),
+        ({"on_chip": "yes"}, r"modules\[0\]\.on_chip': expected bool, got \"yes\""),
+        (
+            {"power_reference_mhz": 0},
+            r"modules\[0\]\.power_reference_mhz': expected float > 0.0, got 0",
+        ),
         ({"efficiency": 0.5}, r"unknown field 'modules\[0\]\.efficiency'"),
     ],
 )
@@ -142,9 +148,9 @@ def test_new_module_fields_are_checked(tmp_path: Path, change: dict, message: st
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        ({"compute_efficiency": 1.5}, r"'compute_efficiency' must be a number in \(0, 1\]"),
-        ({"memory_efficiency": 0}, r"'memory_efficiency' must be a positive"),
-        ({"kind": "fpga"}, r"'kind' must be one of accelerator, gpu"),
+        ({"compute_efficiency": 1.5}, r"'compute_efficiency': expected float <= 1.0, got 1.5"),
+        ({"memory_efficiency": 0}, r"'memory_efficiency': expected float > 0.0, got 0"),
+        ({"kind": "fpga"}, r"'kind': expected one of \"accelerator\", \"gpu\", got \"fpga\""),
         ({"extends": "nope"}, r"'extends' names no loadable accelerator"),
     ],
 )

@@ -1,9 +1,9 @@
 """One declared model per input file, read under one policy.
 
-Every input document nerframe reads — a graph file, a sweep spec, a trace file, a
-class map, a store manifest — is declared once as a `msgspec.Struct` (the modules
-of this package) and read through `load` or `convert`, which apply the same rules
-to all of them:
+Every input document nerframe reads — an accelerator file, a graph file, a sweep
+spec, a trace file, a class map, a store manifest — is declared once as a
+`msgspec.Struct` (the modules of this package) and read through `load` or
+`convert`, which apply the same rules to all of them:
 
 - the bytes must be UTF-8 text (a UTF-8 byte-order mark is allowed);
 - JSON is standard JSON: ``NaN``/``Infinity`` and numbers beyond a float's range
@@ -70,6 +70,7 @@ Syntax = Literal["json", "yaml", "suffix"]
 """How a file is parsed: as JSON, as YAML, or by its suffix (``.yaml``/``.yml`` as YAML)."""
 
 KINDS: dict[str, str] = {
+    "accelerator": "nerframe.formats.accelerator:AcceleratorFile",
     "graph": "nerframe.formats.graph:GraphFile",
     "sweep-spec": "nerframe.formats.sweep_spec:SweepSpecFile",
     "trace": "nerframe.formats.trace:TraceFile",
@@ -91,8 +92,7 @@ def model(kind: str) -> type[msgspec.Struct]:
     """
     if kind not in KINDS:
         raise InvalidInputError(
-            f"unknown format {kind!r}{did_you_mean(kind, KINDS)}; formats: {', '.join(KINDS)} "
-            "(the accelerator format is described in docs/formats.md)",
+            f"unknown format {kind!r}{did_you_mean(kind, KINDS)}; formats: {', '.join(KINDS)}",
             kind,
         )
     import importlib
@@ -251,7 +251,7 @@ def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 _Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-class _UniqueKeyLoader(_Loader):
+class _UniqueKeyLoader(_Loader):  # type: ignore[misc]  # yaml ships no types
     """YAML's safe loader (libyaml's where installed: it limits nesting depth),
     refusing a key given twice in one mapping."""
 

@@ -11,12 +11,11 @@ op type, and `nerframe.ops.operators` checks them against the catalogue.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import msgspec
 
-EdgeKind = Literal["data", "feedback"]
-"""A data edge (a precedence constraint) or a feedback edge (kept, never scheduled)."""
+from nerframe._typing import EdgeKind, GraphKind
 
 Value = int | float | bool | str | list[int | float | bool | str] | None
 """What an op parameter may be: a number, a flag, a name, a list of them (skip
@@ -53,7 +52,7 @@ class GraphFile(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     """Pixels of one frame."""
     rendered_fraction: float = 1.0
     """Share of a frame's pixels the graph renders, in (0, 1]."""
-    kind: Literal["inference", "training"] = "inference"
+    kind: GraphKind = "inference"
     """What one run of the graph is: a frame's inference or a training iteration."""
     notes: Any = None
     """Anything, kept out of the model (a traced graph puts its provenance here)."""

@@ -14,9 +14,11 @@ Range(start=500.0, stop=1000.0, step=250.0)
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated
 
 import msgspec
+
+from nerframe._typing import Direction, Parallelism, WorkloadModel
 
 Number = int | float
 
@@ -57,15 +59,15 @@ class SweepSpecFile(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     """Hardware axes: accelerator fields or MODULE.FIELD."""
     constraints: dict[str, Number | Bounds] | None = None
     """Result column -> a maximum, or {min, max}."""
-    objectives: dict[str, Literal["max", "min"]] | None = None
+    objectives: dict[str, Direction] | None = None
     """Result column -> max or min (default: fps max)."""
-    parallelism: Literal["split", "instance"] = "split"
+    parallelism: Parallelism = "split"
     """How a module's units share an op."""
     pipelined: bool = True
     """Whether batches overlap."""
     fine: bool = False
     """Whether graphs are expanded to their stages."""
-    model: Literal["realistic", "spec"] = "realistic"
+    model: WorkloadModel = "realistic"
     """Workload model of built-in pipelines."""
     chunk_size: Annotated[int, msgspec.Meta(ge=1)] = 250_000
     """Configurations per chunk (a store part)."""

@@ -21,6 +21,8 @@ import polars as pl
 if TYPE_CHECKING:
     import altair as alt
 
+    from nerframe._typing import Direction
+
 _BETTER = {"max": "higher is better", "min": "lower is better"}
 
 
@@ -39,7 +41,7 @@ def _tooltip(rows: pl.DataFrame) -> list[alt.Tooltip]:
 
 
 def pareto_chart(
-    front: pl.DataFrame, objectives: Mapping[str, str]
+    front: pl.DataFrame, objectives: Mapping[str, Direction]
 ) -> alt.LayerChart | alt.FacetChart:
     """The front on its first two objectives: one line and points per graph, stepping
     from the best of the first objective; the tooltip shows every column of a row.

@@ -29,11 +29,12 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from nerframe._typing import Direction
 from nerframe.errors import InvalidInputError, NerframeError, NerframeWarning
 from nerframe.kernels.sweep import pareto_mask
 from nerframe.store import tables
 from nerframe.sweeps.feasibility import Constraints, no_feasible_row, warn_infeasible_store
-from nerframe.sweeps.store import TABLE
+from nerframe.sweeps.parts import TABLE
 
 # Columns that are neither a figure nor an axis: the rest of a row's identity.
 _IDENTITY = ("graph", "accelerator", "config")
@@ -175,7 +176,7 @@ def _contenders(frame: pl.DataFrame, n: int, column: str, direction: str) -> pl.
 
 def pareto(
     rows: Iterable[pl.DataFrame] | pl.DataFrame | pl.LazyFrame,
-    objectives: Mapping[str, str],
+    objectives: Mapping[str, Direction],
     *,
     constraints: Constraints | None = None,
 ) -> pl.DataFrame:
@@ -260,9 +261,9 @@ def best_in_store(
             for i, g in enumerate(graphs)
         )
         if not parts:
-            empty = con.sql(f"SELECT {shown} FROM sweep LIMIT 0").pl()
+            empty: pl.DataFrame = con.sql(f"SELECT {shown} FROM sweep LIMIT 0").pl()
             return empty if columns is None else empty.select(columns)
-        found = (
+        found: pl.DataFrame = (
             con.sql(
                 f'SELECT * FROM ({parts}) ORDER BY _graph_rank, "{column}" {order} NULLS LAST, '
                 f"{keys}"

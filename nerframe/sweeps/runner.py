@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import polars as pl
 
+from nerframe._typing import Backend, Parallelism
 from nerframe.accelerator_model import Accelerator
 from nerframe.errors import InvalidInputError, NerframeError
 from nerframe.graphs import Graph
@@ -23,7 +24,7 @@ from nerframe.progress import Progress
 from nerframe.sweeps.evaluate import Evaluator, Task, chunks
 from nerframe.sweeps.spec import CHUNK_SIZE, SweepSpec, is_workload_axis, sweep_spec
 
-BACKENDS = ("local", "dask")
+BACKENDS: tuple[Backend, ...] = get_args(Backend)
 
 
 def sweep(
@@ -33,11 +34,11 @@ def sweep(
     *,
     workload: Mapping[str, Sequence[float]] | None = None,
     constraints: Mapping[str, Any] | None = None,
-    parallelism: str = "split",
+    parallelism: Parallelism = "split",
     pipelined: bool = True,
     output: str | Path | None = None,
     chunk_size: int = CHUNK_SIZE,
-    backend: str = "local",
+    backend: Backend = "local",
     scheduler: str | None = None,
     progress: Progress | None = None,
 ) -> pl.DataFrame | pl.LazyFrame:
@@ -91,7 +92,7 @@ _ROW_BYTES = 130
 def run(
     spec: SweepSpec,
     output: str | Path | None = None,
-    backend: str = "local",
+    backend: Backend = "local",
     scheduler: str | None = None,
     progress: Progress | None = None,
 ) -> pl.DataFrame | pl.LazyFrame:

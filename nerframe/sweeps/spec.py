@@ -46,13 +46,14 @@ from typing import Any
 
 import numpy as np
 
+from nerframe._typing import Direction, Parallelism, WorkloadModel
 from nerframe.accelerator_model import Accelerator
 from nerframe.builtin_pipelines import PIPELINES, WORKLOAD_FIELDS, workload_graph
 from nerframe.errors import InvalidInputError, NerframeError, did_you_mean
+from nerframe.formats.accelerator import FREQUENCY_MHZ
 from nerframe.formats.sweep_spec import Axis, Bounds, SweepSpecFile, WorkloadAxis
 from nerframe.graphs import Graph
 from nerframe.hardware import BUILTIN, accelerator
-from nerframe.nerframe_format import FREQUENCY_MHZ
 from nerframe.scene_table import scene
 from nerframe.schemas import SWEEP_OBJECTIVES
 from nerframe.taxonomy import op_types
@@ -71,7 +72,7 @@ MODULE_FIELDS = {
     "area_um2": ("module_area_um2", False, True),
 }
 # Result columns a constraint or an objective may name; short names users type.
-FIGURES = SWEEP_OBJECTIVES
+FIGURES: dict[str, Direction] = SWEEP_OBJECTIVES
 ALIASES = {
     "energy": "energy_per_frame_j",
     "power": "avg_power_w",
@@ -106,11 +107,11 @@ class SweepSpec:
     workload: dict[str, list[float | str]] = field(default_factory=dict)
     grid: dict[str, np.ndarray] = field(default_factory=dict)
     constraints: dict[str, tuple[float, float]] = field(default_factory=dict)
-    objectives: dict[str, str] = field(default_factory=lambda: {"fps": "max"})
-    parallelism: str = "split"
+    objectives: dict[str, Direction] = field(default_factory=lambda: {"fps": "max"})
+    parallelism: Parallelism = "split"
     pipelined: bool = True
     fine: bool = False
-    model: str = "realistic"
+    model: WorkloadModel = "realistic"
     chunk_size: int = CHUNK_SIZE
 
     def __repr__(self) -> str:
@@ -415,7 +416,8 @@ def _axis(values: Axis | WorkloadAxis, name: str, where: str) -> list[int | floa
             f"{where}axis {name!r}: the range has {shown} values, more than the "
             f"{MAX_AXIS_VALUES:,} an axis may hold; use a coarser step"
         )
-    return (values.start + values.step * np.arange(count)).tolist()
+    expanded: list[int | float] = (values.start + values.step * np.arange(count)).tolist()
+    return expanded
 
 
 def hardware_values(name: str, values: Sequence[float], accel: Accelerator) -> np.ndarray:

@@ -170,7 +170,7 @@ class _Recorder:
     def mode(self) -> Any:
         recorder = self
 
-        class Provenance(self.torch.overrides.TorchFunctionMode):  # type: ignore[name-defined]
+        class Provenance(self.torch.overrides.TorchFunctionMode):  # type: ignore[name-defined,misc]
             def __torch_function__(
                 self, func: Any, types: Any, args: Any = (), kwargs: Any = None
             ) -> Any:

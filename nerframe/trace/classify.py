@@ -193,14 +193,14 @@ def _parse(text: str) -> tuple[Any, ...]:
     while position < len(text):
         m = _TOKEN.match(text, position)
         if not m or m.end() == position:
-            raise NerframeError(f"cannot read expression {text!r} at {text[position:]!r}")
+            raise InvalidInputError(f"cannot read expression {text!r} at {text[position:]!r}")
         kind = m.lastgroup or ""
         tokens.append((kind, m.group(kind)))
         position = m.end()
     parser = _Parser(text, tokens)
     tree = parser.sum()
     if parser.index != len(tokens):
-        raise NerframeError(f"unexpected {tokens[parser.index][1]!r} in expression {text!r}")
+        raise InvalidInputError(f"unexpected {tokens[parser.index][1]!r} in expression {text!r}")
     return tree
 
 
@@ -215,7 +215,7 @@ class _Parser:
 
     def take(self, value: str) -> None:
         if self.peek()[1] != value:
-            raise NerframeError(f"expected {value!r} in expression {self.text!r}")
+            raise InvalidInputError(f"expected {value!r} in expression {self.text!r}")
         self.index += 1
 
     def sum(self) -> tuple[Any, ...]:
@@ -252,7 +252,7 @@ class _Parser:
                     self.index += 1
                     kind, name = self.peek()
                     if kind != "name":
-                        raise NerframeError(f"expected a name after '.' in {self.text!r}")
+                        raise InvalidInputError(f"expected a name after '.' in {self.text!r}")
                     steps.append(name)
                     self.index += 1
                 else:
@@ -263,13 +263,13 @@ class _Parser:
                         self.index += 1
                     kind, number = self.peek()
                     if kind != "int":
-                        raise NerframeError(f"expected an integer index in {self.text!r}")
+                        raise InvalidInputError(f"expected an integer index in {self.text!r}")
                     steps.append(sign * int(number))
                     self.index += 1
                     self.take("]")
             return ("path", value, tuple(steps))
         choices = (*_ROOTS, *_FUNCTIONS)
-        raise NerframeError(
+        raise InvalidInputError(
             f"unknown name {value!r} in expression {self.text!r}{did_you_mean(value, choices)}"
             if kind == "name"
             else f"unexpected {value!r} in expression {self.text!r}"
@@ -288,7 +288,7 @@ def evaluate(expression: object, scope: Mapping[str, object]) -> object:
     try:
         return _value(_parse(expression), scope)
     except _Missing as e:
-        raise NerframeError(f"{expression!r}: {e}") from None
+        raise InvalidInputError(f"{expression!r}: {e}") from None
 
 
 def _value(tree: tuple[Any, ...], scope: Mapping[str, object]) -> object:
@@ -355,5 +355,5 @@ def check_parameter(name: str, value: object, where: str) -> object:
         "indices": isinstance(value, list),
     }[kind]
     if not ok:
-        raise NerframeError(f"{where}: {name} evaluated to {value!r}, not a {kind}")
+        raise InvalidInputError(f"{where}: {name} evaluated to {value!r}, not a {kind}")
     return value

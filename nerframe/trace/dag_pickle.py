@@ -17,7 +17,7 @@ finite numbers >= 0, and the edges acyclic.
 >>> _ = bad.write_bytes(b"cos\\nsystem\\n(S'echo hacked'\\ntR.")
 >>> try:
 ...     read_dag_pickle(bad)
-... except NerframeError as e:
+... except InvalidInputError as e:
 ...     print(str(e).split(": ", 1)[1])
 refusing to load global 'os.system' (a DAG pickle may only hold networkx.classes.digraph.DiGraph)
 """
@@ -32,7 +32,7 @@ from typing import Any
 
 import polars as pl
 
-from nerframe.errors import NerframeError
+from nerframe.errors import InvalidInputError
 
 ALLOWED = ("networkx.classes.digraph", "DiGraph")
 """The one global a DAG pickle may name."""
@@ -84,19 +84,21 @@ def read_dag_pickle(path: str | Path) -> Dag:
         with path.open("rb") as f:
             loaded = _Restricted(f).load()
     except OSError as e:
-        raise NerframeError(f"{path}: cannot read DAG pickle ({e.strerror})") from None
+        raise InvalidInputError(f"{path}: cannot read DAG pickle ({e.strerror})") from None
     except _Refused as e:
-        raise NerframeError(
+        raise InvalidInputError(
             f"{path}: refusing to load global '{e}' (a DAG pickle may only hold "
             f"{'.'.join(ALLOWED)})"
         ) from None
     except Exception as e:  # any malformed pickle; nothing from the file was called
-        raise NerframeError(f"{path}: not a readable pickle ({type(e).__name__}: {e})") from None
+        raise InvalidInputError(
+            f"{path}: not a readable pickle ({type(e).__name__}: {e})"
+        ) from None
     if not isinstance(loaded, _DiGraphState) or not isinstance(loaded.state, dict):
-        raise NerframeError(f"{path}: the pickle does not hold a networkx DiGraph")
+        raise InvalidInputError(f"{path}: the pickle does not hold a networkx DiGraph")
     nodes, succ = loaded.state.get("_node"), loaded.state.get("_succ", loaded.state.get("_adj"))
     if not isinstance(nodes, dict) or not isinstance(succ, dict):
-        raise NerframeError(f"{path}: the DiGraph has no node or adjacency tables")
+        raise InvalidInputError(f"{path}: the DiGraph has no node or adjacency tables")
     return Dag(_nodes(nodes, path), _edges(succ, nodes, path))
 
 
@@ -104,10 +106,10 @@ def _nodes(nodes: dict[Any, Any], path: Path) -> pl.DataFrame:
     rows = []
     for node, attributes in nodes.items():
         if not isinstance(attributes, dict):
-            raise NerframeError(f"{path}: node {node!r} has no attribute table")
+            raise InvalidInputError(f"{path}: node {node!r} has no attribute table")
         missing = [f for f in NODE_FIELDS if f not in attributes]
         if missing:
-            raise NerframeError(f"{path}: node {node!r} lacks {', '.join(missing)}")
+            raise InvalidInputError(f"{path}: node {node!r} lacks {', '.join(missing)}")
         _check_name(path, "node", node)
         _check_name(path, f"node {node!r}: op_type", attributes["op_type"])
         for field in ("input_shape", "output_shape"):
@@ -115,7 +117,7 @@ def _nodes(nodes: dict[Any, Any], path: Path) -> pl.DataFrame:
             if not isinstance(shape, list | tuple) or not all(
                 isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape
             ):
-                raise NerframeError(
+                raise InvalidInputError(
                     f"{path}: node {node!r}: {field} must be a list of integers >= 0, got {shape!r}"
                 )
         for field in ("flops", "memory_bytes", "arithmetic_intensity"):
@@ -126,7 +128,7 @@ def _nodes(nodes: dict[Any, Any], path: Path) -> pl.DataFrame:
                 and math.isfinite(value)
                 and value >= 0
             ):
-                raise NerframeError(
+                raise InvalidInputError(
                     f"{path}: node {node!r}: {field} must be a finite number >= 0, got {value!r}"
                 )
         rows.append({"node": str(node), **{f: attributes[f] for f in NODE_FIELDS}})
@@ -142,7 +144,7 @@ def _nodes(nodes: dict[Any, Any], path: Path) -> pl.DataFrame:
     try:
         return pl.DataFrame(rows, schema=schema, orient="row")
     except (TypeError, ValueError, pl.exceptions.PolarsError) as e:
-        raise NerframeError(f"{path}: node attributes of the wrong type ({e})") from None
+        raise InvalidInputError(f"{path}: node attributes of the wrong type ({e})") from None
 
 
 def _check_name(path: Path, what: str, name: object) -> None:
@@ -151,7 +153,9 @@ def _check_name(path: Path, what: str, name: object) -> None:
     if isinstance(name, int) and not isinstance(name, bool) and what == "node":
         return
     if not isinstance(name, str) or not name or not name.isprintable():
-        raise NerframeError(f"{path}: {what} must be a non-empty printable string, got {name!r}")
+        raise InvalidInputError(
+            f"{path}: {what} must be a non-empty printable string, got {name!r}"
+        )
 
 
 def _acyclic(pairs: list[tuple[str, str]], path: Path) -> None:
@@ -175,7 +179,7 @@ def _acyclic(pairs: list[tuple[str, str]], path: Path) -> None:
                 state[node] = 2
             elif state.get(child) == 1:
                 cycle = [*trail[trail.index(child) :], child]
-                raise NerframeError(
+                raise InvalidInputError(
                     f"{path}: the edges form a cycle ({' -> '.join(map(repr, cycle))}); "
                     "an execution DAG has none"
                 )
@@ -189,10 +193,10 @@ def _edges(succ: dict[Any, Any], nodes: dict[Any, Any], path: Path) -> pl.DataFr
     pairs = []
     for src, targets in succ.items():
         if src not in nodes or not isinstance(targets, dict):
-            raise NerframeError(f"{path}: adjacency of unknown node {src!r}")
+            raise InvalidInputError(f"{path}: adjacency of unknown node {src!r}")
         for dst in targets:
             if dst not in nodes:
-                raise NerframeError(f"{path}: edge {src!r} -> {dst!r} to an unknown node")
+                raise InvalidInputError(f"{path}: edge {src!r} -> {dst!r} to an unknown node")
             pairs.append((str(src), str(dst)))
     _acyclic(pairs, path)
     return pl.DataFrame(pairs, schema={"src": pl.String, "dst": pl.String}, orient="row")

@@ -94,7 +94,7 @@ def read_traced_graph(
     """
     try:
         name = Path(path).name[: -len(SUFFIX)]
-        return trace_graph(read_trace(path), maps, strict, name=name)
+        return trace_graph(read_trace(path), maps, strict=strict, name=name)
     except NerframeError as e:
         message = str(e)
         raise InvalidInputError(
@@ -105,6 +105,7 @@ def read_traced_graph(
 def trace_graph(
     trace: Trace,
     maps: Sequence[str | Path] = (),
+    *,
     strict: bool = False,
     name: str | None = None,
     frame_pixels: int = 800 * 800,

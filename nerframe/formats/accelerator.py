@@ -1,0 +1,142 @@
+"""The accelerator file (``*.json``, nerframe's own format): modules, SRAM, DRAM, clock.
+
+What a type can say is declared here; what it cannot (a module named twice, an
+``operator_mapping`` entry naming no module, ``array`` without ``dataflow``, a
+file without a clock that extends none) `nerframe.nerframe_format` checks after
+conversion. Fields a file that ``extends`` another may leave out (the base's
+figure is kept) are `msgspec.UNSET` when absent; ``null`` is never "absent".
+
+To add a field: declare it here (type, default, docstring), read it in
+`nerframe.nerframe_format.from_nerframe`, document it in ``docs/formats.md``.
+
+>>> from nerframe.formats import convert
+>>> f = convert({"name": "x", "frequency_mhz": 500, "dram_bandwidth_gbps": 64,
+...              "dram_pj_per_byte": 20, "modules": [{"name": "a", "type": "MLP",
+...              "count": 2, "throughput_ops_per_cycle": 64, "latency_cycles": 1,
+...              "area_um2": 1000, "power_uw": 100}]}, AcceleratorFile, source="x.json")
+>>> f.frequency_mhz, f.modules[0].unit, f.extends
+(500.0, 'flop', UNSET)
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+from nerframe._typing import AcceleratorKind, Dataflow, WorkUnit
+from nerframe.accelerator_model import MAX_ARRAY_SIDE
+
+FREQUENCY_MHZ = (1e-3, 1e7)
+"""Clocks an accelerator file may give, 1 kHz to 10 THz (assumption: far outside any
+digital chip; a clock of 1e-300 MHz gave frame times of 6e301 s)."""
+
+Text = Annotated[str, msgspec.Meta(pattern=r"\S", description="text, not blank")]
+NonNegative = Annotated[float, msgspec.Meta(ge=0)]
+Positive = Annotated[float, msgspec.Meta(gt=0)]
+Fraction = Annotated[float, msgspec.Meta(gt=0, le=1)]
+Count = Annotated[int, msgspec.Meta(ge=1)]
+Cycles = Annotated[int, msgspec.Meta(ge=0)]
+Side = Annotated[int, msgspec.Meta(ge=1, le=MAX_ARRAY_SIDE)]
+Clock = Annotated[float, msgspec.Meta(ge=FREQUENCY_MHZ[0], le=FREQUENCY_MHZ[1])]
+
+
+class ModuleRecord(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """One kind of hardware unit, ``count`` identical instances of it."""
+
+    name: Text
+    """The module's name, unique in the accelerator (``operator_mapping`` names it)."""
+    type: Text
+    """Its type, matched case-insensitively against the op types' preference lists
+    (``ENCODING``, ``FIELD_COMPUTATION``, ``HOST``…; `nerframe.taxonomy.PREFERENCES`)."""
+    count: Count
+    """Identical instances."""
+    throughput_ops_per_cycle: Positive | UnsetType = UNSET
+    """Work items of ``unit`` per cycle per instance; on a systolic array 2·rows·cols,
+    which it may leave out."""
+    latency_cycles: Cycles
+    """Pipeline fill, in cycles, paid once per op."""
+    area_um2: NonNegative | None
+    """Area per instance in µm²; null when not published (a GPU's SMs)."""
+    power_uw: NonNegative
+    """Dynamic power per instance in µW."""
+    memory_kb: NonNegative = 0.0
+    """Local memory, descriptive only (no formula reads it)."""
+    unit: WorkUnit = "flop"
+    """What the throughput counts."""
+    on_chip: bool = False
+    """Operands and results stay in on-chip SRAM: its ops move no DRAM bytes."""
+    power_reference_mhz: Positive | None = None
+    """The clock ``power_uw`` was measured at (power then scales with the clock); null:
+    the same power at any clock."""
+    array: tuple[Side, Side] | UnsetType = UNSET
+    """A systolic array's [rows, cols] of MACs (with ``dataflow``)."""
+    dataflow: Dataflow | UnsetType = UNSET
+    """The systolic array's dataflow (with ``array``)."""
+    # The `buffers` field of a module (the sram branch) is declared here.
+
+
+class SramRecord(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """An on-chip SRAM block."""
+
+    name: Text
+    """The block's name, unique in the accelerator."""
+    size_kb: Positive
+    """Capacity in KB."""
+    area_um2: NonNegative | None = None
+    """Its area in µm²; null or absent: ``size_kb * sram_um2_per_kb``."""
+
+
+class AcceleratorFile(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """An accelerator file."""
+
+    name: Text
+    """The accelerator's name."""
+    description: str = ""
+    """One line about it."""
+    extends: Text | UnsetType = UNSET
+    """A built-in, or an accelerator file (relative to this file's folder), whose
+    modules, SRAM and mapping this file adds to."""
+    kind: AcceleratorKind | UnsetType = UNSET
+    """``accelerator`` or ``gpu`` (a GPU runs one op at a time); default ``accelerator``,
+    or the base's."""
+    frequency_mhz: Clock | UnsetType = UNSET
+    """Clock in MHz; required unless the file extends another."""
+    dram_bandwidth_gbps: Positive | UnsetType = UNSET
+    """Peak DRAM bandwidth in GB/s; required unless the file extends another."""
+    dram_pj_per_byte: NonNegative | UnsetType = UNSET
+    """DRAM energy per byte moved, in pJ; required unless the file extends another."""
+    technology_nm: Positive | UnsetType | None = UNSET
+    """The process node in nm; null or absent: not given (the base's when extending)."""
+    compute_efficiency: Fraction = 1.0
+    """Share of the peak throughput real kernels reach, on this file's own modules."""
+    memory_efficiency: Fraction | UnsetType = UNSET
+    """Share of the peak DRAM bandwidth real kernels reach; default 1, or the base's."""
+    sram_um2_per_kb: NonNegative | UnsetType = UNSET
+    """SRAM density for blocks without their own area; default the node table's at
+    ``technology_nm`` (`nerframe.technology`), else the base's."""
+    sram_pj_per_byte: NonNegative | UnsetType = UNSET
+    """Energy of one SRAM byte read or written; default the node table's (0 for a GPU).
+    Not inherited: the plug-in's node decides."""
+    leakage_uw_per_mm2: NonNegative | UnsetType = UNSET
+    """Leakage per mm² of module and SRAM area; default the node table's (0 for a GPU).
+    Not inherited."""
+    gather_sector_bytes: NonNegative | UnsetType = UNSET
+    """Bytes one random DRAM access moves (a GPU's 32-byte sector); default 0, or the
+    base's."""
+    l2_cache_kb: NonNegative | UnsetType = UNSET
+    """A GPU's last-level cache, KB (its architecture whitepaper): a hash-grid level whose
+    table fits in it moves its table once per batch (`nerframe.mapping.gathered_bytes`);
+    default 0 (no cache credited), or the base's."""
+    modules: Annotated[list[ModuleRecord], msgspec.Meta(min_length=1)]
+    """The file's own modules (at least one)."""
+    sram: list[SramRecord] = []
+    """SRAM blocks."""
+    operator_mapping: dict[str, Text] = {}
+    """Op type (``"<op_type> (B)"`` for backward rows) -> module name; overrides the
+    preference lists."""
+    sources: list[Text] = []
+    """Where each figure comes from."""
+    notes: Any = None
+    """Anything, kept out of the model."""

@@ -1,0 +1,291 @@
+"""The fused sweep kernel against its independent scalar oracle (`kernels/reference_sweep.py`).
+
+Random small grids over random accelerators and graphs: the kernel's rows (grid
+expansion from any chunk start, per-configuration module counts, throughputs,
+latencies, clock-scaled power, areas, clock, bandwidth and DRAM energy, the frame,
+area, peak, energy and power figures, constraints) equal the oracle's, which
+expands the grid with `itertools.product` and schedules each phase with the scalar
+list scheduler. The Pareto kernel is checked against an all-pairs comparison.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from nerframe.kernels.dag import dag
+from nerframe.kernels.reference_schedule import Graph
+from nerframe.kernels.reference_sweep import FIELDS, Axis, Base, feasible, pareto_front, sweep_rows
+from nerframe.kernels.schedule_inputs import OpArrays
+from nerframe.kernels.sweep import pareto_mask
+from nerframe.kernels.sweep_chunk import (
+    CONSTRAINED,
+    COUNT,
+    FLOAT_ROWS,
+    INT_ROWS,
+    LATENCY,
+    Grid,
+    evaluate_chunk,
+    result_matrices,
+)
+
+INTEGER_FIELDS = {"count", "latency_cycles"}
+ACCELERATOR_FIELDS = {"frequency_mhz", "dram_bandwidth_gbps", "dram_pj_per_byte"}
+# Values an axis of each field takes (within what `nerframe.sweep_specs` accepts).
+AXIS_VALUES = {
+    "frequency_mhz": st.floats(50, 3000),
+    "dram_bandwidth_gbps": st.floats(0.5, 2000),
+    "dram_pj_per_byte": st.floats(0, 40),
+    "count": st.integers(1, 5),
+    "throughput_ops_per_cycle": st.floats(0.25, 512),
+    "latency_cycles": st.integers(0, 50),
+    "power_uw": st.floats(0, 1e6),
+    "area_um2": st.floats(0, 1e6),
+}
+
+
+@st.composite
+def _phase(draw: st.DrawFn, modules: int, least: int) -> tuple[int, list[tuple[int, int]], list]:
+    n = draw(st.integers(least, 4))
+    pairs = [(i, j) for i in range(n) for j in range(i + 1, n)]
+    edges = [p for p in pairs if draw(st.booleans())]
+    ops = [
+        (draw(st.integers(0, modules - 1)), draw(st.floats(0, 1e5)), draw(st.floats(0, 1e5)))
+        for _ in range(n)
+    ]
+    return n, edges, ops
+
+
+@st.composite
+def _case(draw: st.DrawFn) -> dict:
+    m = draw(st.integers(1, 3))
+
+    def per_module(strategy: st.SearchStrategy) -> list:
+        return [draw(strategy) for _ in range(m)]
+
+    base = Base(
+        counts=per_module(st.integers(1, 4)),
+        throughput=per_module(st.floats(0.5, 64)),
+        latency=per_module(st.integers(0, 5)),
+        power_uw=per_module(st.floats(0, 1e5)),
+        area_um2=per_module(st.one_of(st.just(math.nan), st.floats(0, 1e6))),
+        power_reference_mhz=per_module(st.one_of(st.just(math.nan), st.floats(100, 2000))),
+        efficiency=per_module(st.floats(0.25, 1)),
+        counts_flops=per_module(st.booleans()),
+        one_kernel=draw(st.booleans()),
+        frequency_mhz=draw(st.floats(100, 2000)),
+        dram_bandwidth_gbps=draw(st.floats(1, 500)),
+        dram_pj_per_byte=draw(st.floats(0, 30)),
+        memory_efficiency=draw(st.floats(0.25, 1)),
+        sram_area_um2=draw(st.floats(0, 1e6)),
+        sram_pj_per_byte=draw(st.floats(0, 2)),
+        leakage_uw_per_mm2=draw(st.floats(0, 1e4)),
+    )
+    targets = [(f, 0) for f in sorted(ACCELERATOR_FIELDS)] + [
+        (f, k) for f in FIELDS if f not in ACCELERATOR_FIELDS for k in range(m)
+    ]
+    chosen = draw(st.lists(st.sampled_from(targets), min_size=1, max_size=3, unique=True))
+    axes = [
+        Axis(name, module, draw(st.lists(AXIS_VALUES[name], min_size=1, max_size=3)))
+        for name, module in chosen
+    ]
+    total = math.prod(len(a.values) for a in axes)
+    start = draw(st.integers(0, total - 1))
+    bounds = {
+        CONSTRAINED[k]: (
+            draw(st.floats(0, 1e3)),
+            draw(st.one_of(st.just(math.inf), st.floats(1e3, 1e9))),
+        )
+        for k in sorted(draw(st.sets(st.integers(0, len(CONSTRAINED) - 1), max_size=2)))
+    }
+    return {
+        "base": base,
+        "axes": axes,
+        "phases": (draw(_phase(m, 0)), draw(_phase(m, 1)), draw(_phase(m, 0))),
+        "batches": draw(st.integers(1, 5)),
+        "pipelined": draw(st.booleans()),
+        "split": draw(st.booleans()),
+        "sram_bytes": tuple(draw(st.floats(0, 1e6)) for _ in range(3)),
+        "start": start,
+        "size": draw(st.integers(1, total - start)),
+        "bounds": bounds,
+    }
+
+
+def _kernel_inputs(case: dict) -> tuple:
+    base, axes = case["base"], case["axes"]
+    width = max(len(a.values) for a in axes)
+    ints = np.zeros((len(axes), width), np.int64)
+    floats = np.zeros((len(axes), width), np.float64)
+    for a, axis in enumerate(axes):
+        target = ints if axis.name in INTEGER_FIELDS else floats
+        target[a, : len(axis.values)] = axis.values
+    m = len(base.counts)
+    grid = Grid(
+        np.array(base.counts, np.int64),
+        np.array(base.throughput, np.float64),
+        np.array(base.latency, np.int64),
+        np.array(base.power_uw, np.float64),
+        np.array(base.area_um2, np.float64),
+        np.array(base.power_reference_mhz, np.float64),
+        np.array(base.efficiency, np.float64),
+        np.array(base.counts_flops, np.bool_),
+        base.one_kernel,
+        base.frequency_mhz,
+        base.dram_bandwidth_gbps,
+        base.dram_pj_per_byte,
+        base.memory_efficiency,
+        base.sram_area_um2,
+        np.array([len(a.values) for a in axes], np.int64),
+        np.array([FIELDS.index(a.name) for a in axes], np.int64),
+        np.array([a.module for a in axes], np.int64),
+        ints,
+        floats,
+        np.ones(m, np.int64),
+        np.ones(m, np.int64),
+        np.zeros(m, np.int64),
+        base.sram_pj_per_byte,
+        base.leakage_uw_per_mm2,
+    )
+    dags, ops = [], []
+    for n, edges, phase_ops in case["phases"]:
+        dags.append(dag(n, [e[0] for e in edges], [e[1] for e in edges]))
+        ops.append(
+            OpArrays(
+                np.array([o[0] for o in phase_ops], np.int64),
+                np.array([o[1] for o in phase_ops], np.float64),
+                np.array([o[2] for o in phase_ops], np.float64),
+                np.zeros(n + 1, np.int64),
+                np.zeros((0, 3), np.int64),
+            )
+        )
+    # instance offsets (instance mode) for the most instances any configuration has
+    most = list(base.counts)
+    for axis in axes:
+        if axis.name == "count":
+            most[axis.module] = max(most[axis.module], *axis.values)
+    inst_base = np.concatenate([[0], np.cumsum(most)]).astype(np.int64)
+    return grid, tuple(dags), tuple(ops), inst_base
+
+
+def _oracle_graph(n: int, edges: list[tuple[int, int]], ops: list) -> Graph:
+    preds: list[list[int]] = [[] for _ in range(n)]
+    succs: list[list[int]] = [[] for _ in range(n)]
+    for src, dst in edges:
+        preds[dst].append(src)
+        succs[src].append(dst)
+    return Graph(
+        preds=preds,
+        succs=succs,
+        topo=list(range(n)),  # edges go from lower to higher ids
+        op_module=[o[0] for o in ops],
+        work=[o[1] for o in ops],
+        bytes_total=[o[2] for o in ops],
+    )
+
+
+def _same(a: float, b: float) -> bool:
+    if math.isnan(a) or math.isnan(b):
+        return math.isnan(a) and math.isnan(b)
+    return a == pytest.approx(b, rel=1e-12, abs=1e-300)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=_case())
+def test_the_sweep_kernel_equals_the_scalar_oracle(case: dict) -> None:
+    grid, dags, ops, inst_base = _kernel_inputs(case)
+    phase_bytes = tuple(sum(o[2] for o in phase[2]) for phase in case["phases"])
+    nbytes = np.array([phase_bytes, case["sram_bytes"]], np.float64)
+    bounds = case["bounds"]
+    constraint = np.array([CONSTRAINED.index(name) for name in bounds], np.int64)
+    low = np.array([b[0] for b in bounds.values()], np.float64)
+    high = np.array([b[1] for b in bounds.values()], np.float64)
+    start, size = case["start"], case["size"]
+    out = result_matrices(size, len(case["axes"]))
+    evaluate_chunk(start, grid, dags, ops, nbytes, case["batches"], case["pipelined"],
+                   case["split"], inst_base, constraint, low, high, out)  # fmt: skip
+    ints, floats, ok = out
+
+    expected = sweep_rows(
+        case["base"],
+        case["axes"],
+        tuple(_oracle_graph(*phase) for phase in case["phases"]),
+        batches=case["batches"],
+        pipelined=case["pipelined"],
+        split=case["split"],
+        phase_bytes=phase_bytes,
+        phase_sram_bytes=case["sram_bytes"],
+    )[start : start + size]
+    configurations = [
+        values for i, values in enumerate(_product(case["axes"])) if start <= i < start + size
+    ]
+    for c, (row, values) in enumerate(zip(expected, configurations, strict=True)):
+        for r, name in enumerate(INT_ROWS):
+            assert ints[r, c] == row[name], (name, c)
+        for r, name in enumerate(FLOAT_ROWS):
+            assert _same(float(floats[r, c]), row[name]), (name, c, floats[r, c], row[name])
+        for a, (axis, value) in enumerate(zip(case["axes"], values, strict=True)):
+            if axis.name in INTEGER_FIELDS:
+                assert ints[len(INT_ROWS) + a, c] == value
+            else:
+                assert floats[len(FLOAT_ROWS) + a, c] == value
+        assert bool(ok[c]) == feasible(row, bounds), (c, bounds, row)
+
+
+def _product(axes: list[Axis]) -> list[tuple[float, ...]]:
+    import itertools
+
+    return list(itertools.product(*(a.values for a in axes)))
+
+
+def test_the_kernel_s_field_codes_are_the_oracle_s_fields() -> None:
+    # the test hands the kernel FIELDS.index(name) as the field code
+    assert (FIELDS.index("count"), FIELDS.index("latency_cycles")) == (COUNT, LATENCY)
+    assert len(FIELDS) == 8
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    rows=st.lists(
+        st.lists(
+            st.one_of(st.sampled_from([0.0, 1.0, 2.0, math.nan]), st.floats(-5, 5)),
+            min_size=3,
+            max_size=3,
+        ),
+        max_size=25,
+    ),
+    maximize=st.lists(st.booleans(), min_size=3, max_size=3),
+)
+def test_the_pareto_kernel_equals_all_pairs(rows: list[list[float]], maximize: list[bool]) -> None:
+    values = np.array(rows, np.float64).reshape(len(rows), 3)
+    assert pareto_mask(values, np.array(maximize)).tolist() == pareto_front(rows, maximize)
+
+
+def test_a_tie_between_phases_names_the_batch_module() -> None:
+    # by hand: the pre phase (module 0) and the batches (module 1) both take 10 cycles;
+    # the spec names the batch phase's busiest module on a tie
+    base = Base(counts=[1, 1], throughput=[10.0, 10.0], latency=[0, 0], power_uw=[0.0, 0.0],
+                area_um2=[1.0, 1.0], power_reference_mhz=[math.nan] * 2, efficiency=[1.0] * 2,
+                counts_flops=[True, True], one_kernel=False, frequency_mhz=1000.0,
+                dram_bandwidth_gbps=10.0, dram_pj_per_byte=0.0, memory_efficiency=1.0,
+                sram_area_um2=0.0)  # fmt: skip
+    case = {
+        "base": base,
+        "axes": [Axis("latency_cycles", 0, [0, 1])],
+        "phases": ((1, [], [(0, 100.0, 0.0)]), (1, [], [(1, 100.0, 0.0)]), (0, [], [])),
+        "sram_bytes": (0.0, 0.0, 0.0),
+    }
+    grid, dags, ops, inst_base = _kernel_inputs(case)
+    out = result_matrices(2, 1)
+    none = np.zeros(0, np.int64)
+    evaluate_chunk(0, grid, dags, ops, np.zeros((2, 3)), 1, True, True, inst_base, none,
+                   np.zeros(0), np.zeros(0), out)  # fmt: skip
+    oracle = sweep_rows(base, case["axes"],
+                        tuple(_oracle_graph(*p) for p in case["phases"]),
+                        batches=1, pipelined=True, split=True)  # fmt: skip
+    bottleneck = out[0][INT_ROWS.index("bottleneck")].tolist()
+    assert bottleneck == [r["bottleneck"] for r in oracle] == [1, 0]  # 10 = 10, then 11 > 10
