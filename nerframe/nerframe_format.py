@@ -26,6 +26,7 @@ from typing import Any
 
 from nerframe import technology as node_table
 from nerframe.accelerator_model import (
+    BUFFER_ROLES,
     DATAFLOWS,
     MAX_ARRAY_SIDE,
     Accelerator,
@@ -230,6 +231,7 @@ def _nerframe_module(raw: Any, where: str, r: Reader, efficiency: float) -> Modu
         efficiency=efficiency,
         array=array,
         dataflow=dataflow,
+        buffers=_buffers(m, where, r, array),
     )
 
 
@@ -249,6 +251,23 @@ def _array(m: dict[str, Any], where: str, r: Reader) -> tuple[tuple[int, int] | 
     if m.get("unit", "flop") != "flop":
         r.fail(f"{where}.unit", "must be 'flop' on a systolic array", m["unit"])
     return (rows, cols), r.choice(m["dataflow"], f"{where}.dataflow", DATAFLOWS)
+
+
+def _buffers(
+    m: dict[str, Any], where: str, r: Reader, array: tuple[int, int] | None
+) -> tuple[float, float, float] | None:
+    """A systolic array's ``buffers``: KB held resident per operand role, all three."""
+    if "buffers" not in m:
+        return None
+    if array is None:
+        r.fail(f"{where}.buffers", "needs 'array' and 'dataflow' (only a systolic array has them)")
+    raw = r.object(m["buffers"], f"{where}.buffers")
+    r.only(raw, set(BUFFER_ROLES), f"{where}.buffers")
+    kb = [
+        r.number(r.get(raw, role, f"{where}.buffers"), f"{where}.buffers.{role}", positive=True)
+        for role in BUFFER_ROLES
+    ]
+    return kb[0], kb[1], kb[2]
 
 
 def _throughput(m: dict[str, Any], where: str, r: Reader, array: tuple[int, int] | None) -> float:

@@ -50,7 +50,7 @@ from nerframe.hardware import accelerator
 from nerframe.kernels.dag import Dag, dag
 from nerframe.kernels.frames import FLOAT_FIGURES, frames
 from nerframe.kernels.schedule import ConfigArrays, OpArrays, ScheduleResult, schedule_configs
-from nerframe.kernels.systolic import mlp_gemms
+from nerframe.kernels.systolic import mlp_gemms, op_traffic
 from nerframe.mapping import gathered_bytes, map_operators, work
 from nerframe.schemas import BOUND, MODULE_BUSY, SCHEDULE, SUMMARY
 
@@ -235,8 +235,12 @@ class Mapped:
 
     ``work`` is each op's work in the unit of its module (FLOPs, samples,
     Gaussians…); ``dram_bytes`` its DRAM traffic: its bytes, or none on a module
-    that keeps its data on chip. ``gemm_ptr`` and ``gemms`` list the GEMMs (M, K,
-    N) of each MLP op on a systolic array (`mlp_gemm_lists`); other ops have none.
+    that keeps its data on chip, plus on a systolic array the re-reads and spills
+    of operands beyond its buffers (`array_traffic`). ``gemm_ptr`` and ``gemms``
+    list the GEMMs (M, K, N) of each MLP op on a systolic array (`mlp_gemm_lists`);
+    other ops have none. ``sram_bytes`` is each op's SRAM traffic: all its bytes,
+    on chip or off, except on a systolic array, whose buffers are read once per
+    fold (`array_traffic`).
     """
 
     costs: pl.DataFrame
@@ -247,6 +251,7 @@ class Mapped:
     dram_bytes: np.ndarray
     gemm_ptr: np.ndarray
     gemms: np.ndarray
+    sram_bytes: np.ndarray
 
     @classmethod
     def of(cls, graph: Graph, accel: Accelerator, table: pl.DataFrame | None = None) -> Mapped:
@@ -283,15 +288,17 @@ class Mapped:
         names = tuple(m.name for m in accel.modules)
         on_array = np.array([m.array is not None for m in accel.modules], dtype=bool)[module]
         gemm_ptr, gemms = mlp_gemm_lists(table, on_array)
+        respilled, sram_bytes = array_traffic(table, module, accel, gemm_ptr, gemms)
         return cls(
             table,
             module,
             (parts[0], parts[1], parts[2]),
             names,
             work(table, module, accel),
-            dram_bytes,
+            dram_bytes + respilled,
             gemm_ptr,
             gemms,
+            sram_bytes,
         )
 
     def op_arrays(self, ops: np.ndarray) -> OpArrays:
@@ -338,11 +345,6 @@ class Mapped:
         dram, sram = self.phase_bytes(self.dram_bytes), self.phase_bytes(self.sram_bytes)
         return FrameRun(results[0], results[1], results[2], dram, sram)
 
-    @property
-    def sram_bytes(self) -> np.ndarray:
-        """Each op's SRAM bytes: all its bytes, on chip or off."""
-        return self.costs.get_column("bytes_total").to_numpy()
-
     def phase_bytes(self, per_op: np.ndarray) -> tuple[float, float, float]:
         """`per_op` bytes summed over each phase's ops (0 for a phase without ops)."""
         pre, batch, post = (
@@ -388,6 +390,46 @@ def _serial(part: _Part) -> _Part:
         part.ops,
         dag(n, np.concatenate([src, chain_src]), np.concatenate([d.succ_idx, chain_dst])),
     )
+
+
+def array_traffic(
+    table: pl.DataFrame,
+    module: np.ndarray,
+    accel: Accelerator,
+    gemm_ptr: np.ndarray,
+    gemms: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per op of a costs table: DRAM bytes re-read or spilled beyond its buffers, and
+    SRAM bytes. An op with GEMMs (on a systolic array, `mlp_gemm_lists`) takes both
+    from `nerframe.kernels.systolic.op_traffic` at its bit width; every other op
+    moves no extra DRAM bytes and has its bytes as SRAM bytes (each crosses a
+    buffer once).
+
+    >>> import nerframe
+    >>> from nerframe.mapping import map_operators
+    >>> t = nerframe.costs(nerframe.pipeline("neurex").ops)
+    >>> a = nerframe.accelerator("neurex")
+    >>> on = map_operators(t["op_type"], t["backward"], a)
+    >>> ptr, gemms = mlp_gemm_lists(t, np.array([a.modules[i].array is not None for i in on]))
+    >>> extra, sram = array_traffic(t, on, a, ptr, gemms)
+    >>> extra.tolist(), int(sram[2])  # the MLP: tiles of 1024 samples, no re-read
+    ([0.0, 0.0, 0.0, 0.0, 0.0], 216662016)
+    """
+    extra = np.zeros(table.height)
+    sram = table.get_column("bytes_total").to_numpy().astype(np.float64, copy=True)
+    bits = table.get_column("bitwidth").to_numpy()
+    for op in np.flatnonzero(np.diff(gemm_ptr)):
+        m = accel.modules[module[op]]
+        assert m.array is not None and m.dataflow is not None
+        extra[op], sram[op] = op_traffic(
+            gemms[gemm_ptr[op] : gemm_ptr[op + 1]],
+            m.array[0],
+            m.array[1],
+            DATAFLOWS.index(m.dataflow) + 1,
+            bits[op] / 8,
+            m.buffers,
+        )
+    return extra, sram
 
 
 def mlp_gemm_lists(table: pl.DataFrame, on_array: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
