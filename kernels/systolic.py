@@ -201,7 +201,7 @@ def sram_accesses(
     os reads the inputs once per column fold and the weights once per row fold;
     is reads the weights once per column fold and writes the partial sums once
     per row fold. ``m_tile`` (0: M whole) is the sample tile of `dram_traffic`'s
-    tiled order: in ws each tile reloads every weight tile into the array.
+    tiled order, which runs the folds over each tile of samples in turn.
 
     >>> sram_accesses(256, 64, 64, 16, 16, WS)  # inputs x4, partial sums x4 written
     Traffic(input=65536, weight=4096, output_write=65536, output_read=49152)
@@ -210,13 +210,23 @@ def sram_accesses(
     >>> sram_accesses(256, 64, 64, 16, 16, IS)
     Traffic(input=16384, weight=65536, output_write=65536, output_read=49152)
     """
+    if 0 < m_tile < m:
+        full, rest = divmod(m, m_tile)
+        one = sram_accesses(m_tile, k, n, rows, cols, dataflow)
+        last = sram_accesses(rest, k, n, rows, cols, dataflow) if rest else Traffic(0, 0, 0, 0)
+        return Traffic(*(full * a + b for a, b in zip(one, last, strict=True)))
     f_r, f_c = _folds(m, k, n, rows, cols, dataflow)
     if dataflow == OS:
         return Traffic(m * k * f_c, k * n * f_r, m * n, 0)
     if dataflow == WS:
-        tiles = 1 if m_tile <= 0 else -(-m // m_tile)
-        return Traffic(m * k * f_c, k * n * tiles, m * n * f_r, m * n * (f_r - 1))
+        return Traffic(m * k * f_c, k * n, m * n * f_r, m * n * (f_r - 1))
     return Traffic(m * k, k * n * f_c, m * n * f_r, m * n * (f_r - 1))
+
+
+def _column_folds(spatial_c: int, cols: int) -> list[tuple[int, int]]:
+    """(width, how many) of the column folds over `spatial_c`: full ones, then the rest."""
+    full, rest = divmod(spatial_c, cols)
+    return [(cols, full)] + ([(rest, 1)] if rest else [])
 
 
 def _fold_order_weights(
@@ -225,7 +235,10 @@ def _fold_order_weights(
     """DRAM weight reads of the fold order over M samples (`fold_order_traffic`)."""
     f_r, f_c = _folds(m, k, n, rows, cols, dataflow)
     if dataflow == OS:  # W[:, fc] is reused by the row folds of its column fold
-        return k * n if k * min(cols, n) <= weight_cap else k * n * f_r
+        return sum(
+            k * w * count * (1 if k * w <= weight_cap else f_r)
+            for w, count in _column_folds(n, cols)
+        )
     if dataflow == IS:  # all of W is streamed again by every column fold
         return k * n if k * n <= weight_cap else k * n * f_c
     return k * n  # ws: every weight tile is used by one fold
@@ -240,11 +253,12 @@ def fold_order_traffic(
     Between its uses an operand must stay resident: ws and os reuse the whole
     input matrix in every column fold (M·K must fit, else it is read once per
     column fold); os reuses the weight slice W[:, fc] over the row folds
-    (K·cols must fit, else once per row fold); is reuses the whole weight matrix
+    (K·width must fit, else once per row fold); is reuses the whole weight matrix
     in every column fold (K·N, else once per column fold). In ws and is the
-    partial sums of one column fold (M·cols in ws, cols·N in is) accumulate over
-    its row folds: if they do not fit, every row fold writes them out and every
-    later one reads them back. Everything else crosses DRAM once.
+    partial sums of one column fold (M·width in ws, width·N in is) accumulate
+    over its row folds: if they do not fit, every row fold writes them out and
+    every later one reads them back. Everything else crosses DRAM once. (A
+    column fold's width is the array's cols, or what is left for the last.)
 
     >>> fold_order_traffic(256, 64, 64, 16, 16, WS, (8192, 8192, 2048))
     Traffic(input=65536, weight=4096, output_write=65536, output_read=49152)
@@ -257,9 +271,12 @@ def fold_order_traffic(
     if dataflow in (WS, OS) and m * k > in_cap:
         inputs *= f_c
     writes, reads = m * n, 0
-    resident = {WS: m * min(cols, n), IS: min(cols, m) * n}.get(dataflow, 0)
-    if resident > out_cap:
-        writes, reads = m * n * f_r, m * n * (f_r - 1)
+    if dataflow != OS:  # the partial sums of one column fold: M x width, width x N
+        other = m if dataflow == WS else n
+        for w, count in _column_folds(n if dataflow == WS else m, cols):
+            if w * other > out_cap:
+                writes += w * other * count * (f_r - 1)
+                reads += w * other * count * (f_r - 1)
     return Traffic(inputs, _fold_order_weights(m, k, n, rows, cols, dataflow, w_cap), writes, reads)
 
 
