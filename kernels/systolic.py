@@ -94,18 +94,34 @@ def gemm_cycles(m: int, k: int, n: int, rows: int, cols: int, dataflow: int) -> 
 
 @njit(cache=True)
 def op_cycles(
-    gemms: np.ndarray, lo: int, hi: int, rows: int, cols: int, dataflow: int, k: int
+    gemms: np.ndarray,
+    lo: int,
+    hi: int,
+    rows: int,
+    cols: int,
+    dataflow: int,
+    k: int,
+    tiles: np.ndarray | None = None,
 ) -> int:
     """Cycles of the GEMMs ``gemms[lo:hi]`` (rows M, K, N) run one after another,
-    each split over `k` arrays by its M rows.
+    each split over `k` arrays by its M rows. ``tiles[g]`` > 0 runs GEMM g as
+    tiles of that many samples, one after another (`dram_traffic`'s tiled order),
+    the k arrays sharing each tile; None or 0: M whole.
 
     >>> op_cycles(np.array([[10, 8, 8], [10, 8, 8]]), 0, 2, 8, 8, OS, 2)  # M 5 each
     44
+    >>> op_cycles(np.array([[10, 8, 8]]), 0, 1, 8, 8, WS, 1, np.array([4]))  # (22 + 4) * 2 + 22 + 2
+    76
     """
     total = 0
     for g in range(lo, hi):
-        m = (gemms[g, 0] + k - 1) // k
-        total += gemm_cycles(m, gemms[g, 1], gemms[g, 2], rows, cols, dataflow)
+        m_all, inner, outer = gemms[g, 0], gemms[g, 1], gemms[g, 2]
+        tile = m_all if tiles is None or tiles[g] <= 0 else min(tiles[g], m_all)
+        full = m_all // tile
+        rest = m_all - full * tile
+        total += full * gemm_cycles((tile + k - 1) // k, inner, outer, rows, cols, dataflow)
+        if rest:
+            total += gemm_cycles((rest + k - 1) // k, inner, outer, rows, cols, dataflow)
     return total
 
 
@@ -351,9 +367,9 @@ def op_traffic(
     dataflow: int,
     element_bytes: float,
     buffers_kb: tuple[float, float, float] | None,
-) -> tuple[float, float]:
+) -> tuple[float, float, list[int]]:
     """Bytes of one op's GEMMs on a rows x cols array: (DRAM bytes beyond one pass of
-    every operand, SRAM bytes).
+    every operand, SRAM bytes, each GEMM's sample tile: 0 for M whole).
 
     ``buffers_kb`` holds the (input, weight, output) buffers in KB (None: unlimited);
     each GEMM takes `dram_traffic`'s order, whose DRAM elements beyond M·K + K·N +
@@ -364,9 +380,9 @@ def op_traffic(
     (assumption), so neither figure depends on k.
 
     >>> op_traffic([(256, 64, 64)], 16, 16, WS, 2.0, None)  # 4 input passes
-    (0.0, 368640.0)
-    >>> op_traffic([(256, 64, 64)], 16, 16, WS, 1.0, (16.0, 1.0, 1.0))[0]  # 16 tiles
-    61440.0
+    (0.0, 368640.0, [0])
+    >>> op_traffic([(256, 64, 64)], 16, 16, WS, 1.0, (16.0, 1.0, 1.0))  # 16 tiles
+    (61440.0, 307200.0, [16])
     """
     unlimited = 2**62
     cap = (unlimited, unlimited, unlimited)
@@ -374,9 +390,11 @@ def op_traffic(
         words = [int(kb * 1024 // element_bytes) for kb in buffers_kb]
         cap = (words[0], words[1], words[2])
     extra = accesses = 0
+    tiles = []
     for m, k, n in gemms:
         m, k, n = int(m), int(k), int(n)
         traffic, tile = dram_traffic(m, k, n, rows, cols, dataflow, cap)
         extra += traffic.total - (m * k + k * n + m * n)
         accesses += sram_accesses(m, k, n, rows, cols, dataflow, m_tile=tile).total
-    return extra * element_bytes, (accesses + extra) * element_bytes
+        tiles.append(tile if tile < m else 0)
+    return extra * element_bytes, (accesses + extra) * element_bytes, tiles

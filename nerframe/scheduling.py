@@ -252,6 +252,7 @@ class Mapped:
     gemm_ptr: np.ndarray
     gemms: np.ndarray
     sram_bytes: np.ndarray
+    gemm_tiles: np.ndarray
 
     @classmethod
     def of(cls, graph: Graph, accel: Accelerator, table: pl.DataFrame | None = None) -> Mapped:
@@ -288,7 +289,7 @@ class Mapped:
         names = tuple(m.name for m in accel.modules)
         on_array = np.array([m.array is not None for m in accel.modules], dtype=bool)[module]
         gemm_ptr, gemms = mlp_gemm_lists(table, on_array)
-        respilled, sram_bytes = array_traffic(table, module, accel, gemm_ptr, gemms)
+        respilled, sram_bytes, tiles = array_traffic(table, module, accel, gemm_ptr, gemms)
         return cls(
             table,
             module,
@@ -299,6 +300,7 @@ class Mapped:
             gemm_ptr,
             gemms,
             sram_bytes,
+            tiles,
         )
 
     def op_arrays(self, ops: np.ndarray) -> OpArrays:
@@ -315,7 +317,12 @@ class Mapped:
         # Each op's run of GEMMs, gathered in the order of `ops`.
         rows = np.repeat(begin - ptr[:-1], sizes) + np.arange(ptr[-1])
         return OpArrays(
-            self.module[ops], self.work[ops], self.dram_bytes[ops], ptr, self.gemms[rows]
+            self.module[ops],
+            self.work[ops],
+            self.dram_bytes[ops],
+            ptr,
+            self.gemms[rows],
+            self.gemm_tiles[rows],
         )
 
     def run(self, configs: Configurations, parallelism: str, keep_ops: bool) -> FrameRun:
@@ -398,12 +405,12 @@ def array_traffic(
     accel: Accelerator,
     gemm_ptr: np.ndarray,
     gemms: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per op of a costs table: DRAM bytes re-read or spilled beyond its buffers, and
-    SRAM bytes. An op with GEMMs (on a systolic array, `mlp_gemm_lists`) takes both
-    from `nerframe.kernels.systolic.op_traffic` at its bit width; every other op
-    moves no extra DRAM bytes and has its bytes as SRAM bytes (each crosses a
-    buffer once).
+    SRAM bytes; per GEMM its sample tile (0: M whole). An op with GEMMs (on a
+    systolic array, `mlp_gemm_lists`) takes them from
+    `nerframe.kernels.systolic.op_traffic` at its bit width; every other op moves no
+    extra DRAM bytes and has its bytes as SRAM bytes (each crosses a buffer once).
 
     >>> import nerframe
     >>> from nerframe.mapping import map_operators
@@ -411,17 +418,18 @@ def array_traffic(
     >>> a = nerframe.accelerator("neurex")
     >>> on = map_operators(t["op_type"], t["backward"], a)
     >>> ptr, gemms = mlp_gemm_lists(t, np.array([a.modules[i].array is not None for i in on]))
-    >>> extra, sram = array_traffic(t, on, a, ptr, gemms)
-    >>> extra.tolist(), int(sram[2])  # the MLP: tiles of 1024 samples, no re-read
-    ([0.0, 0.0, 0.0, 0.0, 0.0], 216662016)
+    >>> extra, sram, tiles = array_traffic(t, on, a, ptr, gemms)
+    >>> extra.tolist(), int(sram[2]), tiles.tolist()  # tiles of 1024 samples, no re-read
+    ([0.0, 0.0, 0.0, 0.0, 0.0], 216662016, [1024, 1024, 1024, 1024])
     """
     extra = np.zeros(table.height)
     sram = table.get_column("bytes_total").to_numpy().astype(np.float64, copy=True)
     bits = table.get_column("bitwidth").to_numpy()
+    tiles = np.zeros(gemms.shape[0], np.int64)
     for op in np.flatnonzero(np.diff(gemm_ptr)):
         m = accel.modules[module[op]]
         assert m.array is not None and m.dataflow is not None
-        extra[op], sram[op] = op_traffic(
+        extra[op], sram[op], tiles[gemm_ptr[op] : gemm_ptr[op + 1]] = op_traffic(
             gemms[gemm_ptr[op] : gemm_ptr[op + 1]],
             m.array[0],
             m.array[1],
@@ -429,7 +437,7 @@ def array_traffic(
             bits[op] / 8,
             m.buffers,
         )
-    return extra, sram
+    return extra, sram, tiles
 
 
 def mlp_gemm_lists(table: pl.DataFrame, on_array: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

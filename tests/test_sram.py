@@ -15,7 +15,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_systolic import SCRIPT, accelerator_file, layers_graph
+from hypothesis import given
+from hypothesis import strategies as st
+from test_scheduler import PROPERTY, assert_same, random_problem, run, run_ref
+from test_systolic import SCRIPT, _with_arrays, accelerator_file, layers_graph
 
 import nerframe
 from nerframe.errors import NerframeError
@@ -129,11 +132,11 @@ def test_op_traffic_in_bytes() -> None:
     # order moves no extra DRAM bytes; its SRAM accesses are the array's (inputs
     # 200, weights reloaded by each of the 4 tiles 240, outputs 240) = 680 elements.
     kb = (60 / 1024, 120 / 1024, 120 / 1024)
-    assert op_traffic([(20, 5, 12)], 8, 8, WS, 2.0, kb) == (0.0, 1360.0)
+    assert op_traffic([(20, 5, 12)], 8, 8, WS, 2.0, kb) == (0.0, 1360.0, [5])
     # the inputs not fitting and no tiled order (one sample's 5 inputs > 4): the
     # second column fold re-reads the 100 inputs: 200 extra bytes, also SRAM bytes.
     kb = (8 / 1024, 120 / 1024, 120 / 1024)
-    assert op_traffic([(20, 5, 12)], 8, 8, WS, 2.0, kb) == (200.0, (200 + 60 + 240 + 100) * 2.0)
+    assert op_traffic([(20, 5, 12)], 8, 8, WS, 2.0, kb) == (200.0, 1200.0, [0])
 
 
 # ------------------------------------------------- oracle: an LRU buffer simulation
@@ -232,6 +235,16 @@ def test_closed_forms_equal_the_buffer_simulation(
 # ------------------------------------------------------------------ schedules, files
 
 
+@PROPERTY
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 30), split=st.booleans())
+def test_kernel_equals_the_tile_by_tile_reference(seed: int, n: int, split: bool) -> None:
+    p = _with_arrays(random_problem(seed, n, 3, 2, max_count=5), seed)
+    rng = np.random.default_rng(seed + 1)
+    tiles = rng.choice([0, 1, 3, 16, 100], size=len(p["gemms"])).astype(np.int64)
+    p = p | {"gemm_tiles": tiles}
+    assert_same(run(p, split), run_ref(p, split))
+
+
 def _with_buffers(folder: Path, kb: list[float] | None, **module: object) -> Path:
     fields = dict(module)
     if kb is not None:
@@ -252,6 +265,9 @@ def test_rereads_count_in_dram_bytes_and_memory_time(tmp_path: Path) -> None:
     assert mapped.dram_bytes.tolist() == [520192.0]
     row = nerframe.schedule(graph, path).schedule.row(0, named=True)
     assert row["memory_cycles"] == 521  # ceil(520,192 / 1000)
+    # the tiles run one after another: 128 x 8 x 8 folds of 8 + 7 + 7 + 32 cycles,
+    # where M whole took 8 x 8 folds of 8 + 7 + 7 + 4096
+    assert row["compute_cycles"] == 128 * 64 * 54
     unlimited = Mapped.of(graph, nerframe.accelerator(_with_buffers(tmp_path, None)))
     assert unlimited.dram_bytes.tolist() == [0.0]  # on chip, everything fits
 
