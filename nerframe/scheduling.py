@@ -15,8 +15,9 @@ the phases run one after another:
                        + SRAM bytes per frame * SRAM pJ/byte + leakage W * frame time.
 
 An op's energy is its module's power over its duration, its DRAM bytes times the
-DRAM energy per byte and its bytes (every operand is read from or written to an
-on-chip buffer, DRAM traffic included) times the SRAM access energy per byte;
+DRAM energy per byte and its SRAM bytes (every operand is read from or written to
+an on-chip buffer, DRAM traffic included; on a systolic array, once per fold:
+`array_traffic`) times the SRAM access energy per byte;
 leakage (`nerframe.Accelerator.leakage_w`) is drawn for the whole frame.
 
 ``makespan`` and ``interval`` are those of one batch. A graph with only batch

@@ -21,7 +21,7 @@ from test_scheduler import PROPERTY, assert_same, random_problem, run, run_ref
 from test_systolic import SCRIPT, _with_arrays, accelerator_file, layers_graph
 
 import nerframe
-from nerframe.errors import NerframeError
+from nerframe.errors import InvalidInputError, NerframeError
 from nerframe.kernels.systolic import (
     IS,
     OS,
@@ -243,6 +243,17 @@ def test_kernel_equals_the_tile_by_tile_reference(seed: int, n: int, split: bool
     tiles = rng.choice([0, 1, 3, 16, 100], size=len(p["gemms"])).astype(np.int64)
     p = p | {"gemm_tiles": tiles}
     assert_same(run(p, split), run_ref(p, split))
+
+
+def test_gemm_tiles_are_checked() -> None:
+    p = _with_arrays(random_problem(3, 12, 2, 1, max_count=3), 3)
+    assert len(p["gemms"]) > 0
+    bad = np.zeros(len(p["gemms"]), np.int64)
+    bad[-1] = -2
+    with pytest.raises(InvalidInputError, match="gemm_tiles must be >= 0, got -2"):
+        run(p | {"gemm_tiles": bad}, True)
+    with pytest.raises(InvalidInputError, match="gemm_tiles must have shape"):
+        run(p | {"gemm_tiles": np.zeros(len(p["gemms"]) + 1, np.int64)}, True)
 
 
 def _with_buffers(folder: Path, kb: list[float] | None, **module: object) -> Path:
