@@ -16,6 +16,13 @@ that the array never stalls: the cycles are compute cycles) and SRAMs far larger
 than any operand; its ``Total Cycles`` (prefetch excluded) and stall cycles go to
 the CSV, whose comment lines record the version and the configuration. The run
 takes about two CPU minutes.
+
+With ``--memory`` it runs the memory-mode cases instead (`memory_cases`: layers
+x arrays x dataflows x SRAM sizes, some too small for the input or weight
+matrix) and writes SCALE-Sim's SRAM reads and writes per operand and its DRAM
+traffic (``DETAILED_ACCESS_REPORT``) to ``tests/data/scalesim_memory.csv``,
+which ``tests/test_sram.py`` compares with nerframe's traffic model (about a
+minute of CPU).
 """
 
 from __future__ import annotations
