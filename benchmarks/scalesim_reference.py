@@ -16,6 +16,13 @@ that the array never stalls: the cycles are compute cycles) and SRAMs far larger
 than any operand; its ``Total Cycles`` (prefetch excluded) and stall cycles go to
 the CSV, whose comment lines record the version and the configuration. The run
 takes about two CPU minutes.
+
+With ``--memory`` it runs the memory-mode cases instead (`memory_cases`: layers
+x arrays x dataflows x SRAM sizes, some too small for the input or weight
+matrix) and writes SCALE-Sim's SRAM reads and writes per operand and its DRAM
+traffic (``DETAILED_ACCESS_REPORT``) to ``tests/data/scalesim_memory.csv``,
+which ``tests/test_sram.py`` compares with nerframe's traffic model (about a
+minute of CPU).
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 FIXTURE = Path(__file__).resolve().parents[1] / "tests" / "data" / "scalesim_cycles.csv"
+MEMORY_FIXTURE = FIXTURE.with_name("scalesim_memory.csv")
 VERSION = "3.0.0"
 # The pipelines' own MLP layers (fan-in, fan-out): Instant-NGP-style hash-grid
 # MLPs 32->64, 64->64, 64->64 (neurex, cicero, srender), 64->4 (instant3d's
@@ -93,6 +101,41 @@ UseRamulatorTrace = False
 LAYOUT = "Layer name," + ",".join("f" * 20) + ",\nlayer,1,1,1,1,1,1,0,1,2,0,1,2,0,1,2,3,0,1,2,3,\n"
 COLUMNS = ("dataflow", "rows", "cols", "m", "k", "n", "cycles", "stall_cycles")
 
+# Memory mode (``--memory``): SRAM sizes (ifmap, filter, ofmap kB) that hold every
+# operand, that hold no input matrix, and that hold no weight slice (capacities
+# kept clear of the operand sizes: SCALE-Sim re-reads an operand exactly as large
+# as its active half). SCALE-Sim's words are 1 byte and a double-buffered SRAM
+# keeps half of its capacity active.
+MEMORY_SRAM_KB = ((64, 64, 64), (4, 64, 64), (64, 1, 64))
+MEMORY_LAYERS = ((64, 64), (32, 64))
+MEMORY_ARRAYS = ((16, 16), (8, 32))
+MEMORY_M = 256
+ACCESSES = (
+    "SRAM IFMAP Reads",
+    "SRAM Filter Reads",
+    "SRAM OFMAP Writes",
+    "DRAM IFMAP Reads",
+    "DRAM Filter Reads",
+    "DRAM OFMAP Writes",
+)
+MEMORY_COLUMNS = (
+    "dataflow",
+    "rows",
+    "cols",
+    "m",
+    "k",
+    "n",
+    "ifmap_kb",
+    "filter_kb",
+    "ofmap_kb",
+    "sram_ifmap_reads",
+    "sram_filter_reads",
+    "sram_ofmap_writes",
+    "dram_ifmap_reads",
+    "dram_filter_reads",
+    "dram_ofmap_writes",
+)
+
 
 def cases() -> list[tuple[str, int, int, int, int, int]]:
     """(dataflow, rows, cols, M, K, N) of every case, in the fixture's order."""
@@ -108,10 +151,30 @@ def cases() -> list[tuple[str, int, int, int, int, int]]:
     return out
 
 
+def memory_cases() -> list[tuple[str, int, int, int, int, int, tuple[int, int, int]]]:
+    """(dataflow, rows, cols, M, K, N, SRAM kB) of every memory-mode case, in order."""
+    return [
+        (df, r, c, MEMORY_M, k, n, kb)
+        for df, (r, c), (k, n), kb in itertools.product(
+            DATAFLOWS, MEMORY_ARRAYS, MEMORY_LAYERS, MEMORY_SRAM_KB
+        )
+    ]
+
+
 def simulate(
-    folder: Path, dataflow: str, rows: int, cols: int, m: int, k: int, n: int
+    folder: Path,
+    dataflow: str,
+    rows: int,
+    cols: int,
+    m: int,
+    k: int,
+    n: int,
+    *,
+    sram_kb: tuple[int, int, int] = (SRAM_KB, SRAM_KB, SRAM_KB),
+    report: str = "COMPUTE_REPORT",
 ) -> dict[str, str]:
-    """SCALE-Sim's compute report of one GEMM (its first data row, by column name)."""
+    """SCALE-Sim's `report` of one GEMM (its first data row, by column name), with
+    ifmap, filter and ofmap SRAMs of `sram_kb` kB."""
     from scalesim.scale_sim import scalesim
 
     (folder / "scale.cfg").write_text(
@@ -119,9 +182,9 @@ def simulate(
             rows=rows,
             cols=cols,
             dataflow=dataflow,
-            ifmap_kb=SRAM_KB,
-            filter_kb=SRAM_KB,
-            ofmap_kb=SRAM_KB,
+            ifmap_kb=sram_kb[0],
+            filter_kb=sram_kb[1],
+            ofmap_kb=sram_kb[2],
             bandwidth=10,
             mode="CALC",
         )
@@ -139,20 +202,65 @@ def simulate(
             input_type_gemm=True,
         )
         sim.run_scale(top_path=str(folder / "out"))
-    report = (folder / "out" / "case" / "COMPUTE_REPORT.csv").read_text().splitlines()
-    names = [h.strip() for h in report[0].split(",")]
-    values = [v.strip() for v in report[1].split(",")]
+    lines = (folder / "out" / "case" / f"{report}.csv").read_text().splitlines()
+    names = [h.strip() for h in lines[0].split(",")]
+    values = [v.strip() for v in lines[1].split(",")]
     return dict(zip(names, values, strict=False))
+
+
+def write_csv(path: Path, header: str, columns: tuple[str, ...], rows: list[tuple]) -> None:
+    """Write `rows` under the comment lines `header`, whole or not at all."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(".partial")
+    with partial.open("w", newline="") as f:
+        f.write(header)
+        writer = csv.writer(f, lineterminator="\n")
+        writer.writerow(columns)
+        writer.writerows(rows)
+    partial.replace(path)
+
+
+def memory_main(out: Path, found: str) -> None:
+    """Run the memory-mode cases and write their SRAM and DRAM access counts."""
+    rows_out = []
+    todo = memory_cases()
+    with tempfile.TemporaryDirectory() as tmp:
+        for i, (df, r, c, m, k, n, kb) in enumerate(todo):
+            folder = Path(tmp) / str(i)
+            folder.mkdir()
+            report = simulate(
+                folder, df, r, c, m, k, n, sram_kb=kb, report="DETAILED_ACCESS_REPORT"
+            )
+            rows_out.append((df, r, c, m, k, n, *kb, *(int(report[a]) for a in ACCESSES)))
+            print(f"{i + 1}/{len(todo)}", *rows_out[-1], file=sys.stderr, flush=True)
+    write_csv(
+        out,
+        f"# SCALE-Sim {found} (PyPI scalesim), GEMM mode, benchmarks/scalesim_reference.py"
+        " --memory\n"
+        "# InterfaceBandwidth CALC, word size 1 byte, double-buffered SRAMs (half active),"
+        " no sparsity, default layouts\n"
+        "# counts in words: DETAILED_ACCESS_REPORT of one M x K x N GEMM; ifmap = inputs"
+        " (M x K), filter = weights (K x N), ofmap = outputs (M x N)\n",
+        MEMORY_COLUMNS,
+        rows_out,
+    )
 
 
 def main() -> None:
     """Run every case and write the fixture."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", type=Path, default=FIXTURE, help="CSV to write")
+    parser.add_argument("--out", type=Path, help="CSV to write (default: the fixture)")
+    parser.add_argument(
+        "--memory", action="store_true", help="memory mode: SRAM and DRAM access counts"
+    )
     args = parser.parse_args()
     found = version("scalesim")
     if found != VERSION:
         raise SystemExit(f"error: scalesim {VERSION} expected, found {found}")
+    if args.memory:
+        memory_main(args.out or MEMORY_FIXTURE, found)
+        return
+    out = args.out or FIXTURE
     rows_out = []
     todo = cases()
     with tempfile.TemporaryDirectory() as tmp:
@@ -164,19 +272,15 @@ def main() -> None:
                 (df, r, c, m, k, n, int(report["Total Cycles"]), int(report["Stall Cycles"]))
             )
             print(f"{i + 1}/{len(todo)}", *rows_out[-1], file=sys.stderr, flush=True)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    partial = args.out.with_suffix(".partial")
-    with partial.open("w", newline="") as f:
-        f.write(
-            f"# SCALE-Sim {found} (PyPI scalesim), GEMM mode, benchmarks/scalesim_reference.py\n"
-            f"# InterfaceBandwidth CALC (no stalls), ifmap/filter/ofmap SRAM {SRAM_KB} kB each,"
-            " no sparsity, default layouts\n"
-            "# cycles: COMPUTE_REPORT 'Total Cycles' (prefetch excluded) of one M x K x N GEMM\n"
-        )
-        writer = csv.writer(f, lineterminator="\n")
-        writer.writerow(COLUMNS)
-        writer.writerows(rows_out)
-    partial.replace(args.out)
+    write_csv(
+        out,
+        f"# SCALE-Sim {found} (PyPI scalesim), GEMM mode, benchmarks/scalesim_reference.py\n"
+        f"# InterfaceBandwidth CALC (no stalls), ifmap/filter/ofmap SRAM {SRAM_KB} kB each,"
+        " no sparsity, default layouts\n"
+        "# cycles: COMPUTE_REPORT 'Total Cycles' (prefetch excluded) of one M x K x N GEMM\n",
+        COLUMNS,
+        rows_out,
+    )
 
 
 if __name__ == "__main__":

@@ -55,6 +55,8 @@ class Graph:
     bytes_total: list[float]
     # GEMMs (M, K, N) of each op, timing it on a systolic array; None: none at all
     gemms: list[list[tuple[int, int, int]]] | None = None
+    # samples per tile of each of those GEMMs (0: M whole); None: all whole
+    gemm_tiles: list[list[int]] | None = None
 
 
 @dataclass(frozen=True)
@@ -107,13 +109,21 @@ def gemm_cycles_by_folds(m: int, k: int, n: int, rows: int, cols: int, dataflow:
 
 
 def array_cycles(
-    gemms: list[tuple[int, int, int]], rows: int, cols: int, dataflow: str, arrays: int
+    gemms: list[tuple[int, int, int]],
+    rows: int,
+    cols: int,
+    dataflow: str,
+    arrays: int,
+    tiles: list[int] | None = None,
 ) -> int:
-    """An op's GEMMs on `arrays` identical arrays, each taking its share of M rows."""
+    """An op's GEMMs on `arrays` identical arrays, each taking its share of M rows;
+    a GEMM with a sample tile runs tile after tile, the arrays sharing each."""
     total = 0
-    for m, k, n in gemms:
-        share = -(-m // arrays)
-        total += gemm_cycles_by_folds(share, k, n, rows, cols, dataflow)
+    for g, (m, k, n) in enumerate(gemms):
+        tile = tiles[g] if tiles and tiles[g] > 0 else m
+        for start in range(0, m, tile):
+            share = -(-min(tile, m - start) // arrays)
+            total += gemm_cycles_by_folds(share, k, n, rows, cols, dataflow)
     return total
 
 
@@ -210,7 +220,8 @@ def schedule_one(graph: Graph, config: Config) -> OneSchedule:
         if flow is not None and gemms:
             rows = config.array_rows[m] if config.array_rows else 1
             cols = config.array_cols[m] if config.array_cols else 1
-            cycles = array_cycles(gemms, rows, cols, flow, k)
+            tiles = graph.gemm_tiles[op] if graph.gemm_tiles else None
+            cycles = array_cycles(gemms, rows, cols, flow, k, tiles)
             compute.append(math.ceil(cycles * (2.0 * rows * cols / config.throughput[m])))
         else:
             compute.append(math.ceil(graph.work[op] / (config.throughput[m] * k)))
@@ -295,6 +306,7 @@ def schedule_configs(
     pred_ptr, succ_ptr = list(graph.pred_ptr), list(graph.succ_ptr)
     gemm_ptr = [0] * (n + 1) if ops.gemm_ptr is None else np.asarray(ops.gemm_ptr).tolist()
     gemm_rows = [] if ops.gemms is None else np.asarray(ops.gemms).reshape(-1, 3).tolist()
+    tile_rows = None if ops.gemm_tiles is None else np.asarray(ops.gemm_tiles).tolist()
     flows = (None, "os", "ws", "is")
 
     def per_module(values: np.ndarray | None, c: int) -> list[Any] | None:
@@ -314,6 +326,9 @@ def schedule_configs(
         gemms=[
             [(m, k, n) for m, k, n in gemm_rows[gemm_ptr[op] : gemm_ptr[op + 1]]] for op in range(n)
         ],
+        gemm_tiles=None
+        if tile_rows is None
+        else [tile_rows[gemm_ptr[op] : gemm_ptr[op + 1]] for op in range(n)],
     )
     schedules = [
         schedule_one(

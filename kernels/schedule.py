@@ -160,7 +160,7 @@ def _schedule_chunk(
     busy = np.empty(n_modules, np.int64)
     # Array cycles of each op and the (k, rows, cols, dataflow) they were computed
     # for: consecutive configurations of a sweep mostly share them.
-    gemm_ptr, gemms = ops.gemm_ptr, ops.gemms
+    gemm_ptr, gemms, gemm_tiles = ops.gemm_ptr, ops.gemms, ops.gemm_tiles
     array_rows, array_cols, dataflow = cfg.array_rows, cfg.array_cols, cfg.dataflow
     array_cycles = np.zeros(n, np.int64)
     array_key = np.full((n, 4), -1, np.int64)
@@ -190,7 +190,7 @@ def _schedule_chunk(
                     array_key[op, 0], array_key[op, 1] = k, rows
                     array_key[op, 2], array_key[op, 3] = cols, df
                     lo, hi = gemm_ptr[op], gemm_ptr[op + 1]
-                    array_cycles[op] = op_cycles(gemms, lo, hi, rows, cols, df, k)
+                    array_cycles[op] = op_cycles(gemms, lo, hi, rows, cols, df, k, gemm_tiles)
                 # Throughput below the array's 2·rows·cols peak (an efficiency, a
                 # throughput axis) stretches its cycles in proportion.
                 peak = 2.0 * rows * cols

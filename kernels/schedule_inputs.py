@@ -48,6 +48,9 @@ class OpArrays(NamedTuple):
     # no op has any (checked_inputs makes the empty arrays).
     gemm_ptr: np.ndarray = None  # type: ignore[assignment]  # int64[n + 1]
     gemms: np.ndarray = None  # type: ignore[assignment]  # int64[L, 3]
+    # Samples per tile of each GEMM (0: M whole; `nerframe.kernels.systolic.op_cycles`).
+    # None: every GEMM whole.
+    gemm_tiles: np.ndarray = None  # type: ignore[assignment]  # int64[L]
 
 
 class ConfigArrays(NamedTuple):
@@ -280,6 +283,7 @@ def checked_inputs(
         )
     )
     gemm_ptr, gemms = _checked_gemms(ops, n)
+    tiles = _checked_tiles(ops.gemm_tiles, gemms.shape[0])
     work_op = _largest_per_module(module, work, n_modules)
     bytes_op = _largest_per_module(module, bytes_total, n_modules)
     # -1 marks a module without ops; indexing with -1 is harmless as it is masked.
@@ -310,8 +314,8 @@ def checked_inputs(
             module=int(m),
             configuration=int(c),
         )
-    _check_array_durations(cfg, module, bytes_total, gemm_ptr, gemms, limit)
-    return OpArrays(module, work, bytes_total, gemm_ptr, gemms), cfg, count_max
+    _check_array_durations(cfg, module, bytes_total, gemm_ptr, gemms, tiles, limit)
+    return OpArrays(module, work, bytes_total, gemm_ptr, gemms, tiles), cfg, count_max
 
 
 def _checked_gemms(ops: OpArrays, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -341,6 +345,15 @@ def _checked_gemms(ops: OpArrays, n: int) -> tuple[np.ndarray, np.ndarray]:
     return ptr, gemms
 
 
+def _checked_tiles(tiles: object, n_gemms: int) -> np.ndarray:
+    """The GEMMs' sample tiles as a contiguous int64 array (zeros if None), validated."""
+    if tiles is None:
+        return np.zeros(n_gemms, np.int64)
+    arr = _array("gemm_tiles", tiles, (n_gemms,), integer=True)
+    _check_range("gemm_tiles", arr, 0)
+    return arr
+
+
 @njit(cache=True)
 def _first_long_array_op(
     cfg: ConfigArrays,
@@ -348,6 +361,7 @@ def _first_long_array_op(
     bytes_total: np.ndarray,
     gemm_ptr: np.ndarray,
     gemms: np.ndarray,
+    tiles: np.ndarray,
     limit: float,
 ) -> tuple[int, int, float]:
     # The first (configuration, op) whose array-timed duration may reach `limit`
@@ -360,7 +374,7 @@ def _first_long_array_op(
             if df == NONE or gemm_ptr[op + 1] == gemm_ptr[op]:
                 continue
             rows, cols = cfg.array_rows[c, m], cfg.array_cols[c, m]
-            cycles = op_cycles(gemms, gemm_ptr[op], gemm_ptr[op + 1], rows, cols, df, 1)
+            cycles = op_cycles(gemms, gemm_ptr[op], gemm_ptr[op + 1], rows, cols, df, 1, tiles)
             worst = (
                 cfg.latency[c, m]
                 + cycles * (2.0 * rows * cols / cfg.throughput[c, m])
@@ -377,12 +391,13 @@ def _check_array_durations(
     bytes_total: np.ndarray,
     gemm_ptr: np.ndarray,
     gemms: np.ndarray,
+    tiles: np.ndarray,
     limit: float,
 ) -> None:
     """Raise naming the first op whose array-timed duration may leave the exact range."""
     if gemms.shape[0] == 0 or not (cfg.dataflow != NONE).any():
         return
-    c, op, worst = _first_long_array_op(cfg, module, bytes_total, gemm_ptr, gemms, limit)
+    c, op, worst = _first_long_array_op(cfg, module, bytes_total, gemm_ptr, gemms, tiles, limit)
     if op < 0:
         return
     m = int(module[op])

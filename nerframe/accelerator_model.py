@@ -9,7 +9,8 @@ gives dynamic power measured at that clock, which scales linearly with the clock
 without it, power is the same at any clock. ``efficiency`` in (0, 1] is the share of
 the peak throughput that real kernels reach (it matters for GPUs). A module with
 an ``array`` (rows, cols) and a ``dataflow`` is a systolic array: its MLP ops take
-the cycles of their layers' GEMMs folded onto it (`nerframe.kernels.systolic`).
+the cycles of their layers' GEMMs folded onto it (`nerframe.kernels.systolic`), and
+its ``buffers`` (KB per operand role) bound what stays on chip between folds.
 
 >>> m = Module("peu", "ENCODING", 1, 1.0, 130, 5200.0, 330.0, 16.0, unit="sample")
 >>> m.unit, m.on_chip
@@ -29,6 +30,8 @@ from nerframe.errors import NerframeError
 
 DATAFLOWS: tuple[Dataflow, ...] = get_args(Dataflow)
 """Systolic-array dataflows: output, weight and input stationary."""
+BUFFER_ROLES = ("input", "weight", "output")
+"""Operand roles of a systolic array's buffers (a module's ``buffers``), in order."""
 MAX_ARRAY_SIDE = 2**20
 """Most rows or columns of a systolic array (the scheduler kernel's bound)."""
 
@@ -57,6 +60,10 @@ class Module:
     # by layer, folded onto the array. None: the module is rated by its throughput.
     array: tuple[int, int] | None = None
     dataflow: str | None = None
+    # KB a systolic array's buffers hold resident per operand role (BUFFER_ROLES:
+    # input, weight, output); operands beyond them are re-read from DRAM
+    # (`nerframe.kernels.systolic.dram_traffic`). None: unlimited.
+    buffers: tuple[float, float, float] | None = None
 
 
 @dataclass(frozen=True)

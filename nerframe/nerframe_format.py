@@ -193,6 +193,15 @@ def _module(m: ModuleRecord, where: str, shown: str, efficiency: float) -> Modul
             f"{shown}: missing field '{where}.throughput_ops_per_cycle'",
             f"{where}.throughput_ops_per_cycle",
         )
+    buffers = None
+    if m.buffers is not UNSET:
+        if array is None:
+            _fail(
+                shown,
+                f"{where}.buffers",
+                "needs 'array' and 'dataflow' (only a systolic array has them)",
+            )
+        buffers = (float(m.buffers.input), float(m.buffers.weight), float(m.buffers.output))
     if array is not None and throughput != 2 * array[0] * array[1]:
         _fail(
             shown,
@@ -216,6 +225,7 @@ def _module(m: ModuleRecord, where: str, shown: str, efficiency: float) -> Modul
         efficiency=efficiency,
         array=array,
         dataflow=dataflow,
+        buffers=buffers,
     )
 
 

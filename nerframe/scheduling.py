@@ -15,8 +15,9 @@ the phases run one after another:
                        + SRAM bytes per frame * SRAM pJ/byte + leakage W * frame time.
 
 An op's energy is its module's power over its duration, its DRAM bytes times the
-DRAM energy per byte and its bytes (every operand is read from or written to an
-on-chip buffer, DRAM traffic included) times the SRAM access energy per byte;
+DRAM energy per byte and its SRAM bytes (every operand is read from or written to
+an on-chip buffer, DRAM traffic included; on a systolic array, once per fold:
+`array_traffic`) times the SRAM access energy per byte;
 leakage (`nerframe.Accelerator.leakage_w`) is drawn for the whole frame.
 
 ``makespan`` and ``interval`` are those of one batch. A graph with only batch
@@ -51,7 +52,7 @@ from nerframe.hardware import accelerator
 from nerframe.kernels.dag import Dag, dag
 from nerframe.kernels.frames import FLOAT_FIGURES, frames
 from nerframe.kernels.schedule import ConfigArrays, OpArrays, ScheduleResult, schedule_configs
-from nerframe.kernels.systolic import mlp_gemms
+from nerframe.kernels.systolic import mlp_gemms, op_traffic
 from nerframe.mapping import gathered_bytes, map_operators, work
 from nerframe.schemas import BOUND, MODULE_BUSY, SCHEDULE, SUMMARY
 
@@ -236,8 +237,12 @@ class Mapped:
 
     ``work`` is each op's work in the unit of its module (FLOPs, samples,
     Gaussians…); ``dram_bytes`` its DRAM traffic: its bytes, or none on a module
-    that keeps its data on chip. ``gemm_ptr`` and ``gemms`` list the GEMMs (M, K,
-    N) of each MLP op on a systolic array (`mlp_gemm_lists`); other ops have none.
+    that keeps its data on chip, plus on a systolic array the re-reads and spills
+    of operands beyond its buffers (`array_traffic`). ``gemm_ptr`` and ``gemms``
+    list the GEMMs (M, K, N) of each MLP op on a systolic array (`mlp_gemm_lists`);
+    other ops have none. ``sram_bytes`` is each op's SRAM traffic: all its bytes,
+    on chip or off, except on a systolic array, whose buffers are read once per
+    fold (`array_traffic`).
     """
 
     costs: pl.DataFrame
@@ -248,6 +253,8 @@ class Mapped:
     dram_bytes: np.ndarray
     gemm_ptr: np.ndarray
     gemms: np.ndarray
+    sram_bytes: np.ndarray
+    gemm_tiles: np.ndarray
 
     @classmethod
     def of(cls, graph: Graph, accel: Accelerator, table: pl.DataFrame | None = None) -> Mapped:
@@ -284,15 +291,18 @@ class Mapped:
         names = tuple(m.name for m in accel.modules)
         on_array = np.array([m.array is not None for m in accel.modules], dtype=bool)[module]
         gemm_ptr, gemms = mlp_gemm_lists(table, on_array)
+        respilled, sram_bytes, tiles = array_traffic(table, module, accel, gemm_ptr, gemms)
         return cls(
             table,
             module,
             (parts[0], parts[1], parts[2]),
             names,
             work(table, module, accel),
-            dram_bytes,
+            dram_bytes + respilled,
             gemm_ptr,
             gemms,
+            sram_bytes,
+            tiles,
         )
 
     def op_arrays(self, ops: np.ndarray) -> OpArrays:
@@ -309,7 +319,12 @@ class Mapped:
         # Each op's run of GEMMs, gathered in the order of `ops`.
         rows = np.repeat(begin - ptr[:-1], sizes) + np.arange(ptr[-1])
         return OpArrays(
-            self.module[ops], self.work[ops], self.dram_bytes[ops], ptr, self.gemms[rows]
+            self.module[ops],
+            self.work[ops],
+            self.dram_bytes[ops],
+            ptr,
+            self.gemms[rows],
+            self.gemm_tiles[rows],
         )
 
     def run(self, configs: Configurations, parallelism: str, keep_ops: bool) -> FrameRun:
@@ -338,11 +353,6 @@ class Mapped:
         ]
         dram, sram = self.phase_bytes(self.dram_bytes), self.phase_bytes(self.sram_bytes)
         return FrameRun(results[0], results[1], results[2], dram, sram)
-
-    @property
-    def sram_bytes(self) -> np.ndarray:
-        """Each op's SRAM bytes: all its bytes, on chip or off."""
-        return self.costs.get_column("bytes_total").to_numpy()
 
     def phase_bytes(self, per_op: np.ndarray) -> tuple[float, float, float]:
         """`per_op` bytes summed over each phase's ops (0 for a phase without ops)."""
@@ -389,6 +399,47 @@ def _serial(part: _Part) -> _Part:
         part.ops,
         dag(n, np.concatenate([src, chain_src]), np.concatenate([d.succ_idx, chain_dst])),
     )
+
+
+def array_traffic(
+    table: pl.DataFrame,
+    module: np.ndarray,
+    accel: Accelerator,
+    gemm_ptr: np.ndarray,
+    gemms: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per op of a costs table: DRAM bytes re-read or spilled beyond its buffers, and
+    SRAM bytes; per GEMM its sample tile (0: M whole). An op with GEMMs (on a
+    systolic array, `mlp_gemm_lists`) takes them from
+    `nerframe.kernels.systolic.op_traffic` at its bit width; every other op moves no
+    extra DRAM bytes and has its bytes as SRAM bytes (each crosses a buffer once).
+
+    >>> import nerframe
+    >>> from nerframe.mapping import map_operators
+    >>> t = nerframe.costs(nerframe.pipeline("neurex").ops)
+    >>> a = nerframe.accelerator("neurex")
+    >>> on = map_operators(t["op_type"], t["backward"], a)
+    >>> ptr, gemms = mlp_gemm_lists(t, np.array([a.modules[i].array is not None for i in on]))
+    >>> extra, sram, tiles = array_traffic(t, on, a, ptr, gemms)
+    >>> extra.tolist(), int(sram[2]), tiles.tolist()  # tiles of 1024 samples, no re-read
+    ([0.0, 0.0, 0.0, 0.0, 0.0], 216662016, [1024, 1024, 1024, 1024])
+    """
+    extra = np.zeros(table.height)
+    sram = table.get_column("bytes_total").to_numpy().astype(np.float64, copy=True)
+    bits = table.get_column("bitwidth").to_numpy()
+    tiles = np.zeros(gemms.shape[0], np.int64)
+    for op in np.flatnonzero(np.diff(gemm_ptr)):
+        m = accel.modules[module[op]]
+        assert m.array is not None and m.dataflow is not None
+        extra[op], sram[op], tiles[gemm_ptr[op] : gemm_ptr[op + 1]] = op_traffic(
+            gemms[gemm_ptr[op] : gemm_ptr[op + 1]],
+            m.array[0],
+            m.array[1],
+            DATAFLOWS.index(m.dataflow) + 1,
+            bits[op] / 8,
+            m.buffers,
+        )
+    return extra, sram, tiles
 
 
 def mlp_gemm_lists(table: pl.DataFrame, on_array: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -43,7 +43,7 @@ def gantt_chart(schedule: pl.DataFrame) -> Chart:
     >>> import nerframe
     >>> run = nerframe.schedule("neurex", "neurex")
     >>> gantt_chart(run.schedule).to_dict()["title"]
-    {'text': 'Schedule of neurex on neurex', 'subtitle': '1,701,787 cycles'}
+    {'text': 'Schedule of neurex on neurex', 'subtitle': '1,826,807 cycles'}
     """
     require(schedule, _GANTT_COLUMNS, "gantt_chart")
     if schedule.is_empty():

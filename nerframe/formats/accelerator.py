@@ -42,6 +42,18 @@ Side = Annotated[int, msgspec.Meta(ge=1, le=MAX_ARRAY_SIDE)]
 Clock = Annotated[float, msgspec.Meta(ge=FREQUENCY_MHZ[0], le=FREQUENCY_MHZ[1])]
 
 
+class BuffersRecord(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """KB a systolic array's buffers hold resident per operand role (for a double buffer,
+    one half: the other half is filling); all three are required."""
+
+    input: Positive
+    """The input (activation) buffer."""
+    weight: Positive
+    """The weight buffer."""
+    output: Positive
+    """The output (partial-sum) buffer."""
+
+
 class ModuleRecord(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     """One kind of hardware unit, ``count`` identical instances of it."""
 
@@ -74,7 +86,9 @@ class ModuleRecord(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     """A systolic array's [rows, cols] of MACs (with ``dataflow``)."""
     dataflow: Dataflow | UnsetType = UNSET
     """The systolic array's dataflow (with ``array``)."""
-    # The `buffers` field of a module (the sram branch) is declared here.
+    buffers: BuffersRecord | UnsetType = UNSET
+    """A systolic array's buffers (with ``array``): KB each operand role keeps resident
+    between folds; without them, capacity is unlimited."""
 
 
 class SramRecord(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
