@@ -125,11 +125,48 @@ class _AcceleratorLike(Protocol):
     def dram_bandwidth_gbps(self) -> float: ...
 
 
+SYSTEM_FILES: tuple[str, ...] = ("h200",)
+"""Roofline system files (``nerframe/systems/<name>.json``): a device's data-sheet peaks
+per precision and its memory bandwidth, for devices that are not built-in accelerators."""
+
+
+def system_file(name: str) -> System:
+    """The roofline system of a system file: ``NAME`` (its default precision) or
+    ``NAME:PRECISION`` (``h200:fp32``); the source names the data sheet.
+
+    >>> s = system_file("h200:fp32"); s.name, s.peak_tflops, s.bandwidth_gbps
+    ('H200:FP32', 67.0, 4800)
+    >>> system_file("h200").peak_tflops  # dense FP16 tensor cores
+    989.5
+    """
+    import json
+    from pathlib import Path
+
+    base, _, precision = name.lower().partition(":")
+    if base not in SYSTEM_FILES:
+        raise NerframeError(f"no roofline system file {base!r} (files: {', '.join(SYSTEM_FILES)})")
+    document = json.loads(
+        (Path(__file__).with_name("systems") / f"{base}.json").read_text(encoding="utf-8")
+    )
+    peaks: dict[str, float] = document["peak_tflops"]
+    precision = precision or document["default"]
+    if precision not in peaks:
+        raise NerframeError(
+            f"roofline system {base!r} has no precision {precision!r} (one of {', '.join(peaks)})"
+        )
+    return System(
+        name.upper() if ":" in name else base.upper(),
+        peaks[precision],
+        document["bandwidth_gbps"],
+        source=f"{document['description']}, {precision}: " + "; ".join(document["sources"]),
+    )
+
+
 def system(name_or_accelerator: str | System | _AcceleratorLike) -> System:
     """The roofline system of a preset name (case-insensitive), ``host`` (this machine,
-    from the stored result of `nerframe.probe`), an accelerator name, or
-    an accelerator object (anything with ``name``, ``peak_tflops`` and
-    ``dram_bandwidth_gbps``).
+    from the stored result of `nerframe.probe`), a system file (`system_file`: ``h200``,
+    ``h200:fp32``), an accelerator name, or an accelerator object (anything with
+    ``name``, ``peak_tflops`` and ``dram_bandwidth_gbps``).
 
     >>> system("h100").ridge
     295.3521671641791
@@ -146,6 +183,8 @@ def system(name_or_accelerator: str | System | _AcceleratorLike) -> System:
     for preset, found in PRESETS.items():
         if preset.lower() == name_or_accelerator.lower():
             return found
+    if name_or_accelerator.lower().partition(":")[0] in SYSTEM_FILES:
+        return system_file(name_or_accelerator)
     try:
         return _from_accelerator(accelerator(name_or_accelerator))
     except NerframeError as e:

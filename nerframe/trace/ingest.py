@@ -30,7 +30,7 @@ import math
 import re
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import polars as pl
@@ -41,6 +41,18 @@ from nerframe.graphs import Graph, graph
 from nerframe.taxonomy import op_types
 from nerframe.trace.classify import LINEAR, ClassMap, Entry, check_parameter, class_map, evaluate
 from nerframe.trace.tracefile import SUFFIX, Call, Port, Trace, read_trace
+
+KERNEL = pl.Struct(
+    {
+        "name": pl.String,
+        "inputs": pl.List(pl.List(pl.Int64)),
+        "input_dtypes": pl.List(pl.String),
+        "outputs": pl.List(pl.List(pl.Int64)),
+        "output_dtypes": pl.List(pl.String),
+        "memory": pl.String,
+    }
+)
+"""A recorded kernel (`nerframe.trace.tracefile.Kernel`) as a row of a ``kernels`` column."""
 
 
 @dataclass(frozen=True, repr=False)  # Graph's short repr, not the tables'
@@ -53,7 +65,10 @@ class TracedGraph(Graph):
     per op: its module ``path`` and ``class``, ``measured_s``, the reason it is
     ``approximate`` (null when exact) and its costs (``flops``, ``bytes_total``,
     ``intensity``), kept with it so that the comparison with a roofline holds
-    for the traced rows even after `nerframe.expand`.
+    for the traced rows even after `nerframe.expand`; ``kernels`` (the torch
+    functions its call and their descendants ran, trace version 3) and ``modules``
+    (how many module calls that is) are what the host model (`nerframe.trace.host`)
+    predicts it from.
 
     >>> fc = Call(0, None, "fc", ["torch.nn.modules.linear.Linear"],
     ...           {"in_features": 4, "out_features": 4}, {}, [[500, 4]], [[500, 4]], [], [[]], 2e-4)
@@ -399,6 +414,9 @@ class _Builder:
         )
 
     def measured_table(self, g: Graph) -> pl.DataFrame:
+        from nerframe.trace.host import inclusive
+
+        work = inclusive(self.trace)
         table = costs(g.ops).select(
             "graph", "op_id", "op_type", "category", "backward", "flops", "bytes_total", "intensity"
         )
@@ -410,6 +428,11 @@ class _Builder:
                 ["; ".join(self.approximate[i]) or None for i in range(len(self.rows))],
                 dtype=pl.String,
             ),
+            kernels=pl.Series(
+                [[asdict(k) for k in work[c.id][0]] for c, _ in self.rows],
+                dtype=pl.List(KERNEL),
+            ),
+            modules=pl.Series([work[c.id][1] for c, _ in self.rows], dtype=pl.Int32),
         )
 
 
