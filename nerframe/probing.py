@@ -11,6 +11,10 @@ on), else with NumPy, and never with a traced model:
   on a grid of ``K × N`` shapes, narrow to wide (1…1024), float32;
 - **bandwidth** by size, into fresh memory (``add(a, 1)``: a new output) and into
   reused memory (``add(a, 1, out=b)``), counted as the bytes read plus written;
+- **element rates**: output elements per second of a contiguous ``add``, of a
+  special function (``sin``) and of a broadcast ``mul`` (``(R, 1, 3) × (1, 64, 1)``,
+  how a sampler makes its points): element-wise kernels that are not limited by
+  memory traffic (transcendentals, strided broadcasts) are limited by these;
 - **gather rate** by table size: rows per second read at random indices from a
   table of two float32 per row (a hash grid's rows), up to Instant-NGP's 2^19 rows.
 
@@ -74,6 +78,11 @@ TABLE_ROWS = (2**10, 2**14, 2**19)
 """Table sizes of the gather probes (rows of two float32)."""
 GATHERED = 2**18
 """Rows gathered per gather probe."""
+ELEMENTS = 3 * 2**16
+"""Output elements of the element-rate probes (a sample batch's positions: 65,536 × 3)."""
+ELEMENT_KINDS = ("simple", "special", "broadcast")
+"""Element-rate probes: ``add`` (contiguous), ``sin`` (a special function), and a
+broadcast ``mul`` of ``(R, 1, 3)`` by ``(1, S, 1)`` (rays × samples points)."""
 
 
 @dataclass(frozen=True)
@@ -83,9 +92,10 @@ class _Sizes:
     copy: tuple[int, ...] = COPY_BYTES
     table: tuple[int, ...] = TABLE_ROWS
     gathered: int = GATHERED
+    elements: int = ELEMENTS
 
 
-QUICK = _Sizes((4, 64), 256, (2**12, 2**18), (2**10,), 2**12)
+QUICK = _Sizes((4, 64), 256, (2**12, 2**18), (2**10,), 2**12, 3 * 2**10)
 """The small probe of ``quick=True`` (tests, examples): the same code on small sizes."""
 
 BUSY_MARGIN = 0.5
@@ -121,7 +131,7 @@ def probe(
     force: bool = False,
     quick: bool = False,
     backend: str | None = None,
-    load: Callable[[], tuple[float, float, float]] = os.getloadavg,
+    load: Callable[[], tuple[float, float, float]] | None = None,
     cpus: int | None = None,
     threads: int | None = None,
 ) -> dict[str, Any]:
@@ -147,6 +157,7 @@ def probe(
     pass --force to measure anyway (the figures will be low)
     """
     cpu_count = cpus if cpus is not None else (os.cpu_count() or 1)
+    load = load or os.getloadavg
     before = tuple(float(x) for x in load())
     is_busy = busy(before[0], cpu_count)
     if is_busy and not force:
@@ -206,6 +217,12 @@ def _measure(bench: _TorchBench | _NumpyBench, sizes: _Sizes) -> dict[str, Any]:
         for target, reuse in ((fresh, False), (reused, True)):
             seconds = _net(_per_call(bench.copy(nbytes, reuse=reuse)), call_s)
             target.append({"bytes": 2 * nbytes, "bytes_per_s": 2 * nbytes / seconds})
+    elements: list[dict[str, Any]] = []
+    for kind in ELEMENT_KINDS:
+        seconds = _net(_per_call(bench.elementwise(kind, sizes.elements)), call_s)
+        elements.append(
+            {"kind": kind, "elements": sizes.elements, "elements_per_s": sizes.elements / seconds}
+        )
     gathered = sizes.gathered
     gather: list[dict[str, float]] = []
     for table in sizes.table:
@@ -225,6 +242,7 @@ def _measure(bench: _TorchBench | _NumpyBench, sizes: _Sizes) -> dict[str, Any]:
         "fresh": fresh,
         "reused": reused,
         "gather": gather,
+        "elements": elements,
         "threads": bench.threads,
         "measured": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "machine": platform.machine(),
@@ -233,6 +251,7 @@ def _measure(bench: _TorchBench | _NumpyBench, sizes: _Sizes) -> dict[str, Any]:
             f"{bench.name}; medians of 5 batches; fixed costs: add of 1-element tensors, "
             f"view, a no-op module with capture's hooks; GEMM: linear with bias, M={rows}, "
             f"K x N grid; bandwidth: add(a, 1) fresh and out=, bytes read + written; "
+            f"element rates: add, sin, broadcast mul of {sizes.elements} elements; "
             f"gather: {gathered} random rows of 2 float32; rates net of the call cost"
         ),
     }
@@ -322,6 +341,15 @@ class _TorchBench:
         b = torch.empty_like(a)
         return lambda: torch.add(a, 1.0, out=b)
 
+    def elementwise(self, kind: str, elements: int) -> Callable[[], object]:
+        torch = self.torch
+        if kind == "broadcast":
+            rays = torch.rand(elements // (3 * 64), 1, 3)
+            steps = torch.rand(1, 64, 1)
+            return lambda: rays * steps
+        a = torch.rand(elements)
+        return (lambda: torch.sin(a)) if kind == "special" else (lambda: torch.add(a, a))
+
     def gather(self, rows: int, count: int) -> Callable[[], object]:
         torch = self.torch
         table = torch.rand(rows, 2)
@@ -362,6 +390,14 @@ class _NumpyBench:
             return lambda: np.add(a, 1.0)
         b = np.empty_like(a)
         return lambda: np.add(a, 1.0, out=b)
+
+    def elementwise(self, kind: str, elements: int) -> Callable[[], object]:
+        if kind == "broadcast":
+            rays = self.rng.random((elements // (3 * 64), 1, 3), dtype=np.float32)
+            steps = self.rng.random((1, 64, 1), dtype=np.float32)
+            return lambda: rays * steps
+        a = self.rng.random(elements, dtype=np.float32)
+        return (lambda: np.sin(a)) if kind == "special" else (lambda: np.add(a, a))
 
     def gather(self, rows: int, count: int) -> Callable[[], object]:
         table = self.rng.random((rows, 2), dtype=np.float32)
@@ -433,6 +469,7 @@ def host_model(path: str | Path | None = None) -> HostModel:
             tuple((p.bytes, p.bytes_per_s) for p in declared.fresh),
             tuple((p.bytes, p.bytes_per_s) for p in declared.reused),
             tuple((p.table_bytes, p.rows_per_s) for p in declared.gather),
+            tuple((p.kind, p.elements_per_s) for p in declared.elements),
             source=f"nerframe probe on {declared.measured} (load {declared.load[0]:.3g} on "
             f"{declared.cpus} CPUs): {declared.method}",
             threads=declared.threads,

@@ -10,7 +10,9 @@ A file without ``format`` is a version-1 result (``peak_tflops`` and
 ...              "gemm": [{"m": 4096, "k": 4, "n": 4, "flops_per_s": 1e9}],
 ...              "fresh": [{"bytes": 8192, "bytes_per_s": 1e10}],
 ...              "reused": [{"bytes": 8192, "bytes_per_s": 2e10}],
-...              "gather": [{"table_bytes": 8192, "rows_per_s": 1e8}]}, ProbeFile, source="p")
+...              "gather": [{"table_bytes": 8192, "rows_per_s": 1e8}], "load": [0, 0, 0],
+...              "elements": [{"kind": "simple", "elements": 9, "elements_per_s": 1e9}]},
+...             ProbeFile, source="p")
 >>> p.gemm[0].dtype, p.cpus
 ('float32', 1)
 """
@@ -51,6 +53,14 @@ class GatherPoint(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     rows_per_s: Positive
 
 
+class ElementPoint(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """One element-rate probe: its kind, output elements and elements per second."""
+
+    kind: Literal["simple", "special", "broadcast"]
+    elements: Count
+    elements_per_s: Positive
+
+
 class ProbeFile(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     """A host probe result (version 2)."""
 
@@ -78,6 +88,8 @@ class ProbeFile(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     """Bandwidth into reused memory (``out=``), by size."""
     gather: Annotated[list[GatherPoint], msgspec.Meta(min_length=1)]
     """Gather rate, by table size."""
+    elements: Annotated[list[ElementPoint], msgspec.Meta(min_length=1)]
+    """Element rates: simple, special function, broadcast."""
     load: Annotated[
         list[Annotated[float, msgspec.Meta(ge=0)]], msgspec.Meta(min_length=3, max_length=3)
     ]

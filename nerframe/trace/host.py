@@ -16,9 +16,13 @@ kernel's time:
   tensor's size and ``G`` the probe's gather rate (rows per second, random rows of a
   two-float table) interpolated in log-log by the table's bytes;
 - any other kernel (element-wise, reductions, ``cat``, factories): ``call_s +
-  bytes / W(bytes)``, the bytes being every input and output tensor's size at its
-  recorded dtype, and ``W`` the probe's bandwidth into fresh memory (a new output)
-  or into reused memory (``out=``, in place), interpolated in log-log by the bytes.
+  max(bytes / W(bytes), elements / E)``, the bytes being every input and output
+  tensor's size at its recorded dtype, ``W`` the probe's bandwidth into fresh
+  memory (a new output) or into reused memory (``out=``, in place), interpolated in
+  log-log by the bytes, ``elements`` the output's size and ``E`` the probe's element
+  rate of its kind: ``special`` for transcendental functions (`SPECIAL`),
+  ``broadcast`` when an input of more than one element has another shape than the
+  output, else ``simple``.
 
 Every term is a probe measurement (`nerframe.probing`): ``call_s`` a tiny
 element-wise op timed over many calls, ``view_s`` a tiny ``view``, ``module_s`` a
@@ -35,8 +39,9 @@ at the fresh bandwidth.
 >>> from nerframe.trace.tracefile import Kernel
 >>> m = HostModel(1e-6, 1e-7, 2e-6, ((4096, 4, 4, "float32", 1e9),), ((1e3, 1e9),),
 ...               ((1e3, 2e9),), ((1e3, 1e7),))
->>> m.kernel_seconds(Kernel("relu", [[250]], ["float32"], [[250]], ["float32"]))  # 2 kB at 1 GB/s
-(3e-06, 'data')
+>>> seconds, kind = m.kernel_seconds(Kernel("relu", [[250]], ["float32"], [[250]], ["float32"]))
+>>> round(seconds * 1e6, 9), kind  # 1 us fixed + 2 kB at 1 GB/s
+(3.0, 'data')
 """
 
 from __future__ import annotations
@@ -67,6 +72,14 @@ GATHERS = frozenset(
 )
 """Kernels that read rows of a table at indices (a gather when an index is an integer tensor)."""
 
+SPECIAL = frozenset(
+    {
+        *("sin", "cos", "tan", "sinh", "cosh", "tanh", "atan2", "erf", "sigmoid", "softplus"),
+        *("exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "pow", "__pow__", "__rpow__"),
+    }
+)
+"""Special-function kernels: limited by the probe's ``special`` element rate."""
+
 Point = tuple[float, float]
 """(size, rate): a probe measurement of a rate at a size (bytes)."""
 
@@ -79,8 +92,8 @@ class HostModel:
 
     >>> m = HostModel(1e-6, 1e-7, 2e-6, ((4096, 4, 4, "float32", 1e9),), ((1e3, 1e9),),
     ...               ((1e3, 2e9),), ((1e3, 1e7),))
-    >>> m.gemm_rate(64, 64, "float32")  # one point: clamped to it
-    1000000000.0
+    >>> round(m.gemm_rate(64, 64, "float32"))  # one point: clamped to it
+    1000000000
     """
 
     call_s: float
@@ -90,6 +103,7 @@ class HostModel:
     fresh: tuple[Point, ...]
     reused: tuple[Point, ...]
     gather: tuple[Point, ...]
+    elements: tuple[tuple[str, float], ...] = ()
     source: str = ""
     threads: int = 0
     """torch's intra-op threads the probe ran on (0: unknown)."""
@@ -139,7 +153,7 @@ class HostModel:
 
         >>> m = HostModel(0, 0, 0, ((9, 1, 1, "float32", 1.0),), ((1e3, 1e9), (1e5, 1e11)),
         ...               ((1e3, 1.0),), ((1, 1),))
-        >>> round(m.bandwidth(1e4) / 1e10, 9), m.bandwidth(1e7) / 1e11
+        >>> round(m.bandwidth(1e4) / 1e10, 9), round(m.bandwidth(1e7) / 1e11, 9)
         (1.0, 1.0)
         """
         return _loglog(self.reused if reused else self.fresh, nbytes)
@@ -154,8 +168,9 @@ class HostModel:
         >>> m = HostModel(1e-6, 1e-7, 0, ((4096, 4, 4, "float32", 1e9),), ((1, 1e9),),
         ...               ((1, 1e9),), ((1, 1e6),))
         >>> k = Kernel("linear", [[100, 4], [4, 4]], ["float32"] * 2, [[100, 4]], ["float32"])
-        >>> m.kernel_seconds(k)  # 1 us + 3,200 FLOPs at 1 GFLOP/s
-        (4.2e-06, 'gemm')
+        >>> seconds, kind = m.kernel_seconds(k)  # 1 us + 3,200 FLOPs at 1 GFLOP/s
+        >>> round(seconds * 1e6, 9), kind
+        (4.2, 'gemm')
         """
         if kernel.memory == "view":
             return self.view_s, "view"
@@ -185,20 +200,34 @@ class HostModel:
         ) + sum(_nbytes(s, d) for s, d in zip(kernel.outputs, kernel.output_dtypes, strict=True))
         if moved == 0:
             return self.call_s, "data"
-        rate = self.bandwidth(moved, reused=kernel.memory == "reused")
-        return self.call_s + moved / rate, "data"
+        seconds = moved / self.bandwidth(moved, reused=kernel.memory == "reused")
+        rates = dict(self.elements)
+        kind = _element_kind(kernel)
+        if kind in rates and kernel.outputs:
+            seconds = max(seconds, math.prod(kernel.outputs[0]) / rates[kind])
+        return self.call_s + seconds, "data"
 
     def costs_seconds(self, flops: float, nbytes: float) -> float:
         """A call without kernel records: ``call_s`` + the larger of `flops` at the best
         GEMM rate and `nbytes` at the fresh bandwidth.
 
         >>> HostModel(1e-6, 0, 0, ((1, 1, 1, "float32", 1e9),), ((1, 1e9),), ((1, 1),),
-        ...           ((1, 1),)).costs_seconds(2e3, 1e3)
-        3e-06
+        ...           ((1, 1),)).costs_seconds(2e3, 1e3) * 1e6
+        3.0
         """
         best = max(p[4] for p in self.gemm)
         memory = nbytes / self.bandwidth(nbytes) if nbytes > 0 else 0.0
         return self.call_s + max(flops / best, memory)
+
+
+def _element_kind(kernel: Kernel) -> str:
+    """The element rate that limits a data kernel: special, broadcast or simple."""
+    if kernel.name in SPECIAL:
+        return "special"
+    out = kernel.outputs[0] if kernel.outputs else []
+    if any(shape != out and math.prod(shape) > 1 for shape in kernel.inputs):
+        return "broadcast"
+    return "simple"
 
 
 def _nbytes(shape: Sequence[int], dtype: str) -> float:
