@@ -12,9 +12,9 @@ import pytest
 from test_trace_ingest import USER_MAP, handmade
 
 import nerframe
+from nerframe import probing
 from nerframe.cli import main
 from nerframe.errors import NerframeError
-from nerframe import probing
 from nerframe.probing import host_model, host_predictor, host_system
 from nerframe.rooflines import System
 from nerframe.schemas import TABLES
