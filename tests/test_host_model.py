@@ -7,6 +7,7 @@ import importlib.util
 import math
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 from nerframe.cli import main
@@ -257,3 +258,42 @@ def test_h200_system_file_has_the_data_sheet_figures() -> None:
     assert "H200 Tensor Core GPU data sheet" in system("h200").source
     with pytest.raises(NerframeError, match=r"no precision 'int4' \(one of fp32, tf32"):
         system("h200:int4")
+
+
+def test_cli_trace_compare_with_the_host_model(tmp_path: Path, capsys) -> None:
+    import json
+
+    probe = tmp_path / "probe.json"
+    document = {
+        "format": "nerframe-probe",
+        "version": 2,
+        "peak_tflops": 0.016,
+        "bandwidth_gbps": 200.0,
+        "call_s": MODEL.call_s,
+        "view_s": MODEL.view_s,
+        "module_s": MODEL.module_s,
+        "gemm": [{"m": m, "k": k, "n": n, "flops_per_s": r} for m, k, n, _, r in MODEL.gemm],
+        "fresh": [{"bytes": b, "bytes_per_s": r} for b, r in MODEL.fresh],
+        "reused": [{"bytes": b, "bytes_per_s": r} for b, r in MODEL.reused],
+        "gather": [{"table_bytes": b, "rows_per_s": r} for b, r in MODEL.gather],
+        "elements": [{"kind": k, "elements": 9, "elements_per_s": r} for k, r in MODEL.elements],
+        "load": [0.1, 0.1, 0.1],
+        "threads": 2,
+    }
+    probe.write_text(json.dumps(document))
+    trace = write_trace(_traced(), tmp_path / "n.trace.json")
+    assert main(["trace", "compare", str(trace), "--probe", str(probe), "--format", "csv"]) == 0
+    captured = capsys.readouterr()
+    table = pl.read_csv(captured.out.encode())
+    assert table["predicted_s"].to_list() == pytest.approx([3e-6 + 1e-6 + 524288 / 2e9])
+    forward = predict_forward(MODEL, _traced())
+    assert forward is not None
+    assert captured.err.splitlines()[-1] == (
+        f"whole forward: measured {6e-3:.4g} s, predicted {forward:.4g} s "
+        f"(measured / predicted {6e-3 / forward:.3g})"
+    )
+    args = ["trace", "compare", str(trace), "--probe", str(probe), "--system", "h200"]
+    assert main(args) == 1
+    assert "give --probe (the host model) or --system, not both" in capsys.readouterr().err
+    assert main(["trace", "compare", str(trace), "--system", "h200:fp32", "--format", "csv"]) == 0
+    assert "whole forward" not in capsys.readouterr().err  # a roofline: per op only
