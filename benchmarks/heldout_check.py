@@ -7,7 +7,7 @@ Run from the repository root (not collected by pytest; it takes about a minute):
 It probes the machine (``nerframe probe --force``: micro-benchmarks only; never
 these models) unless ``--probe`` names a stored result, captures the vanilla NeRF
 and the hash-grid NeRF on the CPU, compares each traced op with the host model
-(what ``nerframe trace compare --map benchmarks/heldout.yaml`` prints) and prints,
+(what ``nerframe trace compare --map DIR/heldout.yaml --probe DIR/probe.json`` prints) and prints,
 per model, the per-op median |log10(measured / predicted)|, the whole forward's
 measured / predicted (predicted: every kernel and module call of the forward) and
 the 1-minute load before and after. Targets (issue 18, item 5): per-op median
