@@ -117,6 +117,14 @@ def non_negative(text: str) -> int:
     return value
 
 
+def positive(text: str) -> int:
+    """An argparse type: an integer >= 1."""
+    value = int(text)
+    if value < 1:
+        raise ValueError(text)
+    return value
+
+
 def _for_people(args: argparse.Namespace) -> bool:
     """Output goes to a terminal as a table (not csv/json, not a file)."""
     return args.output is None and (args.format or "table") == "table"
@@ -528,13 +536,18 @@ def cmd_validate(args: argparse.Namespace) -> None:
 
 
 def cmd_probe(args: argparse.Namespace) -> None:
-    from nerframe.probing import probe, probe_path
+    from nerframe.probing import probe, probe_path, summary
 
-    record = probe(args.output)
-    sys.stdout.write(
-        f"host: peak {record['peak_tflops']:.4g} TFLOP/s, "
-        f"bandwidth {record['bandwidth_gbps']:.4g} GB/s\n"
-    )
+    record = probe(args.output, force=args.force, threads=args.threads)
+    if record["busy"]:
+        before, after = record["load"][0], record["load_after"][0]
+        _warn(
+            [
+                f"measured on a busy machine (1-minute load {before:.3g} before, {after:.3g} "
+                f"after, on {record['cpus']} CPUs): the figures are low"
+            ]
+        )
+    sys.stdout.write("\n".join(summary(record)) + "\n")
     sys.stderr.write(f"wrote {args.output or probe_path()}\n")
 
 
@@ -546,7 +559,15 @@ def cmd_trace_capture(args: argparse.Namespace) -> None:
         raise InvalidInputError(f"{args.output}: a trace file's name must end in .trace.json")
     try:
         model, inputs = load_target(args.target)
-        trace = capture(model, *inputs, repeats=args.repeats, warmup=args.warmup, grad=args.grad)
+        trace = capture(
+            model,
+            *inputs,
+            repeats=args.repeats,
+            warmup=args.warmup,
+            grad=args.grad,
+            device=args.device,
+            threads=args.threads,
+        )
     except NerframeError:
         raise
     except Exception as e:  # the user's model code failed: say where, in one line
@@ -595,14 +616,41 @@ def cmd_trace_ops(args: argparse.Namespace) -> None:
 
 
 def cmd_trace_compare(args: argparse.Namespace) -> None:
-    from nerframe.probing import host_system
+    from nerframe.probing import host_predictor
+    from nerframe.rooflines import System, system
     from nerframe.trace.compare import compare, median_log_error
+    from nerframe.trace.host import HostModel, predict_forward
+    from nerframe.trace.tracefile import read_trace
 
-    table = compare(_traced(args).measured, host_system(args.probe))
+    if args.system is not None and args.probe is not None:
+        raise NerframeError("trace compare: give --probe (the host model) or --system, not both")
+    predictor = system(args.system) if args.system is not None else host_predictor(args.probe)
+    if isinstance(predictor, System) and args.system is None:
+        _warn([f"{args.probe or 'the probe result'} is version 1: predicted with its roofline"])
+    table = compare(_traced(args).measured, predictor)
     emit(table.drop("graph", "system"), args.format, args.output)
     error = median_log_error(table)
     if error is not None:
         sys.stderr.write(f"median |log10(measured / predicted)|: {error:.3g} (x{10**error:.3g})\n")
+    trace = read_trace(args.trace)
+    forward = None if isinstance(predictor, System) else predict_forward(predictor, trace)
+    if (
+        isinstance(predictor, HostModel)
+        and trace.threads
+        and predictor.threads
+        and trace.threads != predictor.threads
+    ):
+        _warn(
+            [
+                f"the trace ran on {trace.threads} threads, the probe on "
+                f"{predictor.threads}: probe with --threads {trace.threads}"
+            ]
+        )
+    if forward and trace.total_s:
+        sys.stderr.write(
+            f"whole forward: measured {trace.total_s:.4g} s, predicted {forward:.4g} s "
+            f"(measured / predicted {trace.total_s / forward:.3g})\n"
+        )
 
 
 def cmd_trace_dag(args: argparse.Namespace) -> None:
@@ -613,8 +661,14 @@ def cmd_trace_dag(args: argparse.Namespace) -> None:
 
 
 def _trace_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
-    p = sub.add_parser("probe", help="measure this machine (the roofline system 'host')")
+    p = sub.add_parser("probe", help="measure this machine (the host model and system 'host')")
     p.add_argument("-o", "--output", type=Path, metavar="FILE", help="[$NERFRAME_PROBE or cache]")
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="measure even when the 1-minute load exceeds the CPU count minus 0.5",
+    )
+    p.add_argument("--threads", type=positive, help="torch intra-op threads [as set]")
     p.set_defaults(run=cmd_probe)
 
     trace = sub.add_parser("trace", help="traces of live PyTorch models")
@@ -630,6 +684,13 @@ def _trace_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
         help="run with autograd on (default: no_grad); only the forward pass is recorded: "
         "a backward pass or a training step is not traced",
     )
+    p.add_argument(
+        "--device",
+        choices=("cpu", "cuda"),
+        default="cpu",
+        help="where the model runs; cuda is timed with CUDA events [cpu]",
+    )
+    p.add_argument("--threads", type=positive, help="torch intra-op threads [as set]")
     p.set_defaults(run=cmd_trace_capture)
     for name, run, text in (
         ("ops", cmd_trace_ops, "the operator graph of a trace (-o graph.json: a graph file)"),
@@ -641,6 +702,11 @@ def _trace_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
         p.add_argument("--strict", action="store_true", help="unknown leaf modules are errors")
         if name == "compare":
             p.add_argument("--probe", type=Path, metavar="FILE", help="probe result [default]")
+            p.add_argument(
+                "--system",
+                metavar="NAME",
+                help="predict with this roofline system (h200, A100…) instead of the host model",
+            )
         _output(p)
         p.set_defaults(run=run)
     p = commands.add_parser("dag", help="import an original execution_dag.pkl safely")

@@ -21,9 +21,7 @@ time is the larger of the two (``compute`` on a tie), and it can attain
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Protocol
 
 import polars as pl
@@ -33,47 +31,7 @@ from nerframe.costing import costs as compute_costs
 from nerframe.errors import InvalidInputError, NerframeError
 from nerframe.graphs import Graph
 from nerframe.hardware import accelerator
-
-
-@dataclass(frozen=True)
-class System:
-    """A roofline: peak compute (TFLOP/s), DRAM bandwidth (GB/s) and their efficiencies.
-
-    >>> s = System("npu", peak_tflops=4.0, bandwidth_gbps=100.0)
-    >>> s.ridge  # FLOP/byte where the roofs meet
-    40.0
-    """
-
-    name: str
-    peak_tflops: float
-    bandwidth_gbps: float
-    compute_efficiency: float = 1.0
-    memory_efficiency: float = 1.0
-    source: str = ""
-
-    def __post_init__(self) -> None:
-        for field in ("peak_tflops", "bandwidth_gbps"):
-            value = getattr(self, field)
-            if not (isinstance(value, int | float) and math.isfinite(value) and value > 0):
-                raise InvalidInputError(
-                    f"roofline system {self.name!r}: {field} must be a positive number, "
-                    f"got {value!r}"
-                )
-        for field in ("compute_efficiency", "memory_efficiency"):
-            value = getattr(self, field)
-            if not (isinstance(value, int | float) and 0 < value <= 1):
-                raise InvalidInputError(
-                    f"roofline system {self.name!r}: {field} must be in (0, 1], got {value!r}"
-                )
-
-    @property
-    def ridge(self) -> float:
-        """Arithmetic intensity (FLOP/byte) where the compute and memory roofs meet.
-
-        >>> System("npu", peak_tflops=4.0, bandwidth_gbps=100.0).ridge  # 4e12 / 1e11
-        40.0
-        """
-        return float(ppa.ridge(self.peak_tflops, self.bandwidth_gbps))
+from nerframe.roofline_system import System as System  # re-exported: nerframe.System
 
 
 def gpu_roofline(name: str, module: str = "tensor_cores") -> System:
@@ -125,11 +83,48 @@ class _AcceleratorLike(Protocol):
     def dram_bandwidth_gbps(self) -> float: ...
 
 
+SYSTEM_FILES: tuple[str, ...] = ("h200",)
+"""Roofline system files (``nerframe/systems/<name>.json``): a device's data-sheet peaks
+per precision and its memory bandwidth, for devices that are not built-in accelerators."""
+
+
+def system_file(name: str) -> System:
+    """The roofline system of a system file: ``NAME`` (its default precision) or
+    ``NAME:PRECISION`` (``h200:fp32``); the source names the data sheet.
+
+    >>> s = system_file("h200:fp32"); s.name, s.peak_tflops, s.bandwidth_gbps
+    ('H200:FP32', 67.0, 4800)
+    >>> system_file("h200").peak_tflops  # dense FP16 tensor cores
+    989.5
+    """
+    import json
+    from pathlib import Path
+
+    base, _, precision = name.lower().partition(":")
+    if base not in SYSTEM_FILES:
+        raise NerframeError(f"no roofline system file {base!r} (files: {', '.join(SYSTEM_FILES)})")
+    document = json.loads(
+        (Path(__file__).with_name("systems") / f"{base}.json").read_text(encoding="utf-8")
+    )
+    peaks: dict[str, float] = document["peak_tflops"]
+    precision = precision or document["default"]
+    if precision not in peaks:
+        raise NerframeError(
+            f"roofline system {base!r} has no precision {precision!r} (one of {', '.join(peaks)})"
+        )
+    return System(
+        name.upper() if ":" in name else base.upper(),
+        peaks[precision],
+        document["bandwidth_gbps"],
+        source=f"{document['description']}, {precision}: " + "; ".join(document["sources"]),
+    )
+
+
 def system(name_or_accelerator: str | System | _AcceleratorLike) -> System:
     """The roofline system of a preset name (case-insensitive), ``host`` (this machine,
-    from the stored result of `nerframe.probe`), an accelerator name, or
-    an accelerator object (anything with ``name``, ``peak_tflops`` and
-    ``dram_bandwidth_gbps``).
+    from the stored result of `nerframe.probe`), a system file (`system_file`: ``h200``,
+    ``h200:fp32``), an accelerator name, or an accelerator object (anything with
+    ``name``, ``peak_tflops`` and ``dram_bandwidth_gbps``).
 
     >>> system("h100").ridge
     295.3521671641791
@@ -146,6 +141,8 @@ def system(name_or_accelerator: str | System | _AcceleratorLike) -> System:
     for preset, found in PRESETS.items():
         if preset.lower() == name_or_accelerator.lower():
             return found
+    if name_or_accelerator.lower().partition(":")[0] in SYSTEM_FILES:
+        return system_file(name_or_accelerator)
     try:
         return _from_accelerator(accelerator(name_or_accelerator))
     except NerframeError as e:

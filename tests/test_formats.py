@@ -258,7 +258,7 @@ def test_d12_traced_ops_are_costed_at_their_dtype(dtype: str, bits: int) -> None
 def test_d12_the_trace_file_records_dtypes(tmp_path: Path) -> None:
     path = write_trace(Trace("m", [_linear("float32")]), tmp_path / "m.trace.json")
     document = json.loads(path.read_text())
-    assert document["version"] == 2
+    assert document["version"] == 3  # 3 adds kernels; dtypes came with 2
     assert document["calls"][0]["input_dtypes"] == ["float32"]
     assert read_trace(path).calls[0].output_dtypes == ["float32"]
 

@@ -22,11 +22,8 @@ FOLDERS = {
     "nerframe.schemas": ROOT / "schemas",
 }
 
-# The one cycle left: rooflines.system("host") reads the host probe's result file
-# (probing), and probing builds its System with rooflines. Both files are being
-# changed elsewhere; it goes once the probe result reaches rooflines through an
-# argument (or a config module both import) instead of rooflines importing probing.
-KNOWN_CYCLES = [{"nerframe.probing", "nerframe.rooflines"}]
+# None left: probing builds its System from nerframe.roofline_system, not rooflines.
+KNOWN_CYCLES: list[set[str]] = []
 
 # Kernels may use the standard library, numpy, numba and one another only. These
 # imports of the API layer are still there (open items of issue 20, item 4): the

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 
 import polars as pl
@@ -11,9 +12,10 @@ import pytest
 from test_trace_ingest import USER_MAP, handmade
 
 import nerframe
+from nerframe import probing
 from nerframe.cli import main
 from nerframe.errors import NerframeError
-from nerframe.probing import host_system
+from nerframe.probing import host_model, host_predictor, host_system
 from nerframe.rooflines import System
 from nerframe.schemas import TABLES
 from nerframe.trace import trace_graph, write_trace
@@ -27,28 +29,86 @@ def probe_file(tmp_path: Path, monkeypatch) -> Path:
     return path
 
 
+IDLE = (0.25, 0.5, 0.75)
+
+
 def test_probe_stores_a_host_system(probe_file: Path) -> None:
-    record = nerframe.probe(matrix=128, copy_mib=4, runs=2)
+    record = nerframe.probe(quick=True, load=lambda: IDLE, cpus=2)
     stored = json.loads(probe_file.read_text())
     assert stored == record and stored["system"] == "host"
+    assert (stored["format"], stored["version"]) == ("nerframe-probe", 2)
+    assert stored["load"] == list(IDLE) and stored["cpus"] == 2 and stored["busy"] is False
     assert stored["peak_tflops"] > 0 and stored["bandwidth_gbps"] > 0
     host = nerframe.rooflines.system("host")
     assert (host.peak_tflops, host.bandwidth_gbps) == (
         record["peak_tflops"],
         record["bandwidth_gbps"],
     )
+    # the roofline figures are the host model's own: the best GEMM and the largest copy
+    assert record["peak_tflops"] == max(g["flops_per_s"] for g in record["gemm"]) / 1e12
+    assert record["bandwidth_gbps"] == record["reused"][-1]["bytes_per_s"] / 1e9
+    model = host_model(probe_file)  # the declared format (nerframe schema probe) reads it
+    assert {(g[1], g[2]) for g in model.gemm} == {(4, 4), (4, 64), (64, 4), (64, 64)}
+    assert dict(model.elements).keys() == {"simple", "special", "broadcast"}
+    assert model.call_s > 0 and model.view_s > 0 and model.threads == record["threads"]
+
+
+@pytest.mark.parametrize(
+    ("load1", "cpus", "refused"),
+    [(1.5, 2, False), (1.51, 2, True), (0.5, 1, False), (0.6, 1, True), (15.4, 16, False)],
+)
+def test_probe_refuses_a_busy_machine(
+    tmp_path: Path, load1: float, cpus: int, refused: bool
+) -> None:
+    # the rule: busy when the 1-minute load exceeds the CPU count minus 0.5
+    path = tmp_path / "p.json"
+    load = (load1, 0.0, 0.0)
+    if refused:
+        with pytest.raises(NerframeError, match=rf"busy: 1-minute load {load1:.3g} on {cpus} CPUs"):
+            nerframe.probe(path, quick=True, load=lambda: load, cpus=cpus)
+        assert not path.exists()
+        record = nerframe.probe(path, quick=True, load=lambda: load, cpus=cpus, force=True)
+        assert record["busy"] is True and json.loads(path.read_text())["load"][0] == load1
+    else:
+        assert nerframe.probe(path, quick=True, load=lambda: load, cpus=cpus)["busy"] is False
+
+
+def test_probe_cli_refuses_or_warns(tmp_path: Path, capsys, monkeypatch) -> None:
+    monkeypatch.setattr(os, "getloadavg", lambda: (99.0, 99.0, 99.0))
+    monkeypatch.setattr(probing, "_Sizes", lambda: probing.QUICK)  # the CLI probes full sizes
+    out = tmp_path / "p.json"
+    assert main(["probe", "-o", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert (
+        err.startswith("error: the machine is busy: 1-minute load 99 on ") and err.count("\n") == 1
+    )
+    assert not out.exists()
+    assert main(["probe", "-o", str(out), "--force", "--threads", "1"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err.splitlines()[0].startswith(
+        "warning: measured on a busy machine (1-minute load 99 before, 99 after, on "
+    )
+    assert "fixed cost per call" in captured.out
+    assert json.loads(out.read_text())["threads"] == 1
+    assert host_system(out).name == "host"
+
+
+def test_a_version_1_probe_is_read_as_before(tmp_path: Path) -> None:
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps({"peak_tflops": 0.5, "bandwidth_gbps": 20.0}))
+    assert host_predictor(old) == host_system(old)
+    assert (host_system(old).peak_tflops, host_system(old).bandwidth_gbps) == (0.5, 20.0)
+    with pytest.raises(NerframeError, match=r"version-1 host probe result .* run 'nerframe probe'"):
+        host_model(old)
+    future = tmp_path / "future.json"
+    future.write_text(json.dumps({"format": "nerframe-probe", "version": 3}))
+    with pytest.raises(NerframeError, match=r"future.json: field 'version'"):
+        host_model(future)
 
 
 def test_missing_probe_says_what_to_run(probe_file: Path) -> None:
     with pytest.raises(NerframeError, match=r"no host probe result at .*run 'nerframe probe'"):
         nerframe.roofline(nerframe.pipeline("neurex").ops, ["host"])
-
-
-def test_probe_cli_writes_the_given_path(tmp_path: Path, capsys) -> None:
-    out = tmp_path / "p.json"
-    assert main(["probe", "-o", str(out)]) == 0
-    assert "TFLOP/s" in capsys.readouterr().out
-    assert host_system(out).name == "host"
 
 
 def test_compare_hand_computed(tmp_path: Path) -> None:
@@ -72,7 +132,7 @@ def test_compare_hand_computed(tmp_path: Path) -> None:
 
 
 def test_report_has_the_measured_section(tmp_path: Path, probe_file: Path) -> None:
-    nerframe.probe(matrix=64, copy_mib=1, runs=1)
+    nerframe.probe(quick=True, force=True)
     trace = tmp_path / "run.trace.json"
     write_trace(handmade(), trace)
     store = tmp_path / "store"
@@ -115,6 +175,7 @@ def test_cli_trace_compare(tmp_path: Path, capsys) -> None:
     )
     median = (errors[1] + errors[2]) / 2
     assert captured.err.splitlines() == [
+        f"warning: {probe} is version 1: predicted with its roofline",
         "warning: trace 'net': unknown module noise (m.Noise, 10.0% of the measured time): "
         "no row; map its class with --map FILE",
         f"median |log10(measured / predicted)|: {median:.3g} (x{10**median:.3g})",

@@ -109,7 +109,7 @@ def test_capture_is_deterministic_apart_from_times(tiny, tmp_path: Path) -> None
 @needs_torch
 def test_cli_capture_then_analyze_with_report(tmp_path: Path, tiny_map: Path, monkeypatch) -> None:
     monkeypatch.setenv("NERFRAME_PROBE", str(tmp_path / "probe.json"))
-    nerframe.probe(matrix=64, copy_mib=1, runs=1)
+    nerframe.probe(quick=True, force=True)
     trace = tmp_path / "tiny.trace.json"
     target = f"{HERE / 'tiny_nerf.py'}:build"
     assert main(["trace", "capture", target, "-o", str(trace), "--repeats", "1"]) == 0

@@ -372,7 +372,7 @@ def test_trace_file_round_trip_and_byte_identity(tmp_path: Path) -> None:
     ("change", "message"),
     [
         (lambda d: d.update(format="other"), "not a trace file"),
-        (lambda d: d.update(version=3), "version 3 is not one of 1, 2"),
+        (lambda d: d.update(version=4), "version 4 is not one of 1, 2, 3"),
         (lambda d: d["calls"][2].update(sources=[[5, 0]]), "call 2: sources refers to call 5"),
         (lambda d: d["calls"][2].update(sources=[[1, 2]]), "output 2 of call 1, which has 2"),
         (

@@ -76,6 +76,7 @@ KINDS: dict[str, str] = {
     "trace": "nerframe.formats.trace:TraceFile",
     "class-map": "nerframe.formats.class_map:ClassMapFile",
     "manifest": "nerframe.formats.manifest:Manifest",
+    "probe": "nerframe.formats.probe:ProbeFile",
 }
 """The declared formats by the name ``nerframe schema`` takes, and their models."""
 

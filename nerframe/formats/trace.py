@@ -4,7 +4,7 @@ Cross-references (parents and sources point to earlier calls, ports to existing
 outputs) are checked by `nerframe.trace.tracefile.parse_trace` after this model.
 
 >>> from nerframe.formats import convert
->>> t = convert({"format": "nerframe-trace", "version": 2, "calls": [{"id": 0, "classes": ["M"],
+>>> t = convert({"format": "nerframe-trace", "version": 3, "calls": [{"id": 0, "classes": ["M"],
 ...              "inputs": [[2, 3]], "input_dtypes": ["float32"]}]}, TraceFile, source="t")
 >>> t.calls[0].inputs, t.calls[0].input_dtypes, t.calls[0].time_s
 ([[2, 3]], ['float32'], 0.0)
@@ -24,6 +24,24 @@ Port = tuple[Size, Size]
 Seconds = Annotated[float, msgspec.Meta(ge=0)]
 Scalar = int | float | bool | str
 DType = Annotated[str, msgspec.Meta(min_length=1, max_length=64)]
+
+
+class KernelRecord(msgspec.Struct, forbid_unknown_fields=True, kw_only=True, gc=False):
+    """One torch function a call ran itself (not inside a child module), in order."""
+
+    name: Annotated[str, msgspec.Meta(min_length=1, max_length=128)]
+    """The function's name (``linear``, ``__getitem__``, ``cat``…)."""
+    inputs: list[Shape] = []
+    """Shapes of its tensor arguments, in order."""
+    input_dtypes: list[DType] = []
+    """Their torch dtypes."""
+    outputs: list[Shape] = []
+    """Shapes of the tensors it returned."""
+    output_dtypes: list[DType] = []
+    """Their torch dtypes."""
+    memory: Literal["fresh", "reused", "view"] = "fresh"
+    """Where its first output lives: newly allocated memory, memory that existed before
+    (``out=``, in place), or an input's storage (a view: no data moved)."""
 
 
 class CallRecord(msgspec.Struct, forbid_unknown_fields=True, kw_only=True, gc=False):
@@ -55,6 +73,8 @@ class CallRecord(msgspec.Struct, forbid_unknown_fields=True, kw_only=True, gc=Fa
     """Per output: the ports it derives from."""
     time_s: Seconds = 0.0
     """Median inclusive wall time of the call."""
+    kernels: list[KernelRecord] = []
+    """The torch functions the call ran itself, in order; empty before version 3."""
 
 
 class TraceFile(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
@@ -62,8 +82,8 @@ class TraceFile(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
 
     format: Literal["nerframe-trace"]
     """Always ``nerframe-trace``."""
-    version: Literal[1, 2]
-    """2 (1: written before dtypes were recorded)."""
+    version: Literal[1, 2, 3]
+    """3 (2: written before kernels were recorded; 1: before dtypes were)."""
     calls: list[CallRecord]
     """The calls, in order."""
     model: str = ""
@@ -76,5 +96,9 @@ class TraceFile(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     """Untimed runs before them."""
     total_s: Seconds = 0.0
     """Median wall time of one whole forward."""
+    device: Annotated[str, msgspec.Meta(min_length=1, max_length=64)] = "cpu"
+    """Where the model ran (``cpu``, ``cuda``); version 3."""
+    threads: Size = 0
+    """torch's intra-op threads during the capture (0: not recorded, before version 3)."""
     extra: dict[str, Any] = {}
     """Anything else, kept as is."""

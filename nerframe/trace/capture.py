@@ -11,9 +11,19 @@ the data edges between them.
   caller→callee; on return each new output tensor is re-labelled as that call's
   port (``output_sources`` keeps, per output, what it came from before;
   arguments handed back unchanged keep their provenance);
+- the same mode records, for every call, the torch functions it ran itself (its
+  *kernels*: name, input and output shapes and dtypes, and whether the first output
+  is fresh memory, reused memory — ``out=``, in place — or a view of an input);
+  the host model (`nerframe.trace.host`) predicts a call's time from them;
 - the timed runs keep only light hooks that read the clock; a call's time is the
   median over the runs of its inclusive wall time. The tracking mode is off
   while timing, so its overhead is not measured.
+
+On ``device="cuda"`` the model and its tensor inputs are moved to the GPU and the
+clock is CUDA events: each hook records an event on the current stream, and after
+each run the device is synchronised before the events' elapsed times are read
+(a GPU runs kernels asynchronously, so host wall time between hooks would measure
+launches, not work). Without CUDA, ``device="cuda"`` is one error line.
 
 The model runs under ``torch.no_grad()`` (an inference pass) unless ``grad``.
 torch is imported only here, when a capture is made; everything else in
@@ -35,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from nerframe.errors import NerframeError
-from nerframe.trace.tracefile import Call, Port, Scalar, Trace
+from nerframe.trace.tracefile import Call, Kernel, Port, Scalar, Trace
 
 INSTALL_HINT = "pip install 'nerframe[trace]' (a CPU-only torch: pip install torch==2.13.0)"
 
@@ -51,6 +61,65 @@ def _torch() -> Any:
     return torch
 
 
+class Timer:
+    """Host wall time: ``mark`` reads the clock, ``seconds`` is the time between two marks.
+
+    The interface of every capture clock (`CudaTimer` records events instead); a test
+    may pass its own to `capture`.
+
+    >>> t = Timer(); a = t.mark(); t.synchronize(); t.seconds(a, t.mark()) >= 0
+    True
+    """
+
+    def mark(self) -> Any:
+        """A point in time (here: `time.perf_counter`)."""
+        return time.perf_counter()
+
+    def synchronize(self) -> None:
+        """Wait until every mark made so far can be read (nothing to wait for on a CPU)."""
+
+    def seconds(self, start: Any, end: Any) -> float:
+        """Seconds from mark `start` to mark `end`."""
+        return float(end - start)
+
+
+class CudaTimer(Timer):
+    """CUDA events: a mark is an event recorded on the current stream; `synchronize`
+    waits for the device, after which ``elapsed_time`` (milliseconds) can be read."""
+
+    def __init__(self, torch: Any) -> None:
+        self.torch = torch
+
+    def mark(self) -> Any:
+        event = self.torch.cuda.Event(enable_timing=True)
+        event.record()
+        return event
+
+    def synchronize(self) -> None:
+        self.torch.cuda.synchronize()
+
+    def seconds(self, start: Any, end: Any) -> float:
+        return float(start.elapsed_time(end)) / 1e3
+
+
+DEVICES = ("cpu", "cuda")
+"""The devices `capture` runs a model on."""
+
+
+def _on_device(torch: Any, device: str, model: Any, inputs: tuple[Any, ...]) -> tuple[Any, ...]:
+    """`inputs` on `device` (the model is moved in place); a clear error without CUDA."""
+    if device not in DEVICES:
+        raise NerframeError(f"capture: device must be one of {', '.join(DEVICES)}, got {device!r}")
+    if device == "cuda" and not torch.cuda.is_available():
+        built = getattr(torch.version, "cuda", None)
+        why = "no CUDA device is visible" if built else "this torch is built without CUDA"
+        raise NerframeError(
+            f"capture: --device cuda: CUDA is not available ({why}; torch {torch.__version__})"
+        )
+    model.to(device)
+    return tuple(x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs)
+
+
 def capture(
     model: Any,
     *inputs: Any,
@@ -58,10 +127,17 @@ def capture(
     warmup: int = 1,
     grad: bool = False,
     name: str | None = None,
+    device: str = "cpu",
+    timer: Timer | None = None,
+    threads: int | None = None,
 ) -> Trace:
     """Record `model(*inputs)`: every module call with its classes, module path, key
     attributes, parameter shapes, input and output shapes, provenance edges and
-    median wall time over `repeats` timed runs (after `warmup` unrecorded ones).
+    median wall time over `repeats` timed runs (after `warmup` unrecorded ones), and
+    the kernels each call ran. `device` is ``cpu`` or ``cuda`` (the model and its
+    tensor inputs are moved there; CUDA calls are timed with `CudaTimer`); `timer`
+    replaces the clock (tests inject one); `threads` sets torch's intra-op threads for
+    the capture (default: as they are; the trace records the count).
 
     >>> import importlib.util
     >>> if importlib.util.find_spec("torch"):  # the example needs nerframe[trace]
@@ -78,6 +154,33 @@ def capture(
     for what, value, least in (("repeats", repeats, 1), ("warmup", warmup, 0)):
         if isinstance(value, bool) or not isinstance(value, int) or value < least:
             raise NerframeError(f"capture: {what} must be an integer >= {least}, got {value!r}")
+    if threads is not None and (
+        isinstance(threads, bool) or not isinstance(threads, int) or threads < 1
+    ):
+        raise NerframeError(f"capture: threads must be an integer >= 1, got {threads!r}")
+    inputs = _on_device(torch, device, model, inputs)
+    restore = torch.get_num_threads()
+    if threads is not None:
+        torch.set_num_threads(threads)
+    try:
+        return _capture(torch, model, inputs, repeats, warmup, grad, name, device, timer)
+    finally:
+        torch.set_num_threads(restore)
+
+
+def _capture(
+    torch: Any,
+    model: Any,
+    inputs: tuple[Any, ...],
+    repeats: int,
+    warmup: int,
+    grad: bool,
+    name: str | None,
+    device: str,
+    timer: Timer | None,
+) -> Trace:
+    if timer is None:
+        timer = CudaTimer(torch) if device == "cuda" else Timer()
     paths: dict[int, str] = {}
     for path, module in model.named_modules(remove_duplicate=False):
         paths.setdefault(id(module), path)
@@ -92,17 +195,20 @@ def capture(
         times: list[list[float]] = [[] for _ in order]
         totals: list[float] = []
         for _ in range(repeats):
-            clock = _Clock()
+            clock = _Clock(timer)
             with recorder.hooks(model, clock.enter, clock.leave):
-                start = time.perf_counter()
+                timer.synchronize()  # nothing queued before the run is counted in it
+                start = timer.mark()
                 model(*inputs)
-                totals.append(time.perf_counter() - start)
+                end = timer.mark()
+            timer.synchronize()
+            totals.append(timer.seconds(start, end))
             if clock.order != order:
                 raise NerframeError(
                     "capture: the model made different module calls in two runs with the same "
                     "inputs; a trace needs a deterministic forward pass"
                 )
-            for i, elapsed in enumerate(clock.elapsed):
+            for i, elapsed in enumerate(clock.seconds()):
                 times[i].append(elapsed)
     calls = [
         Call(time_s=statistics.median(times[i]), **{k: v for k, v in c.items() if k != "module"})
@@ -115,25 +221,31 @@ def capture(
         repeats=repeats,
         warmup=warmup,
         torch=str(torch.__version__),
+        device=device,
+        threads=torch.get_num_threads(),
     )
 
 
 class _Clock:
-    """Inclusive wall time of every call, in call order."""
+    """Inclusive time of every call, in call order: a mark on entry and on exit, read
+    (`seconds`) once the run is over and the timer synchronised."""
 
-    def __init__(self) -> None:
+    def __init__(self, timer: Timer) -> None:
+        self.timer = timer
         self.order: list[int] = []
-        self.elapsed: list[float] = []
-        self.open: list[tuple[int, float]] = []
+        self.marks: list[list[Any]] = []
+        self.open: list[int] = []
 
     def enter(self, module: Any, args: Any, kwargs: Any) -> None:
-        self.open.append((len(self.order), time.perf_counter()))
+        self.open.append(len(self.order))
         self.order.append(id(module))
-        self.elapsed.append(0.0)
+        self.marks.append([self.timer.mark(), None])
 
     def leave(self, module: Any, args: Any, kwargs: Any, output: Any) -> None:
-        index, start = self.open.pop()
-        self.elapsed[index] = time.perf_counter() - start
+        self.marks[self.open.pop()][1] = self.timer.mark()
+
+    def seconds(self) -> list[float]:
+        return [self.timer.seconds(start, end) for start, end in self.marks]
 
 
 class _Recorder:
@@ -148,6 +260,29 @@ class _Recorder:
         # id(tensor) -> (weak reference, the calls it derives from); the reference
         # tells a live tensor from a new one that reuses a dead one's id.
         self.provenance: dict[int, tuple[weakref.ref[Any], frozenset[Port]]] = {}
+        self.in_hook = False  # the hooks' own tensor reads are not the model's kernels
+
+    def kernel(self, func: Any, args: Any, kwargs: Any, outputs: list[Any]) -> None:
+        """Record torch function `func` as a kernel of the innermost open call."""
+        name = str(getattr(func, "__name__", None) or type(func).__name__)
+        inputs = list(self.tensors((args, kwargs)))
+        first = outputs[0]
+        if kwargs.get("out") is not None or kwargs.get("inplace") is True or _in_place(name):
+            memory = "reused"
+        elif any(_same_storage(first, t) for t in inputs):
+            memory = "view"
+        else:
+            memory = "fresh"
+        self.calls[self.stack[-1]]["kernels"].append(
+            Kernel(
+                name,
+                [list(t.shape) for t in inputs],
+                [_dtype(t) for t in inputs],
+                [list(t.shape) for t in outputs],
+                [_dtype(t) for t in outputs],
+                memory,
+            )
+        )
 
     @staticmethod
     def hooks(model: Any, enter: Callable[..., None], leave: Callable[..., None]) -> Any:
@@ -177,8 +312,11 @@ class _Recorder:
                 kwargs = kwargs or {}
                 result = func(*args, **kwargs)
                 sources = recorder.sources((args, kwargs))
-                for tensor in recorder.tensors(result):
+                outputs = list(recorder.tensors(result))
+                for tensor in outputs:
                     recorder.label(tensor, sources)
+                if outputs and recorder.stack and not recorder.in_hook:
+                    recorder.kernel(func, args, kwargs, outputs)
                 return result
 
         return Provenance()
@@ -214,6 +352,20 @@ class _Recorder:
             self.provenance.pop(id(tensor), None)
 
     def enter(self, module: Any, args: Any, kwargs: Any) -> None:
+        self.in_hook = True
+        try:
+            self._enter(module, args, kwargs)
+        finally:
+            self.in_hook = False
+
+    def leave(self, module: Any, args: Any, kwargs: Any, output: Any) -> None:
+        self.in_hook = True
+        try:
+            self._leave(module, args, kwargs, output)
+        finally:
+            self.in_hook = False
+
+    def _enter(self, module: Any, args: Any, kwargs: Any) -> None:
         index = len(self.calls)
         self.calls.append(
             {
@@ -236,12 +388,13 @@ class _Recorder:
                 "inputs": [list(t.shape) for t in self.tensors((args, kwargs))],
                 "input_dtypes": [_dtype(t) for t in self.tensors((args, kwargs))],
                 "sources": sorted(self.sources((args, kwargs))),
+                "kernels": [],
             }
         )
         self.stack.append(index)
         self.passed.append({id(t) for t in self.tensors((args, kwargs))})
 
-    def leave(self, module: Any, args: Any, kwargs: Any, output: Any) -> None:
+    def _leave(self, module: Any, args: Any, kwargs: Any, output: Any) -> None:
         index = self.stack.pop()
         passed = self.passed.pop()
         call = self.calls[index]
@@ -279,6 +432,27 @@ class _Recorder:
                 if all(v is not None for v in items):
                     found[key] = [v for v in items if v is not None]
         return found
+
+
+def _in_place(name: str) -> bool:
+    """Whether torch function `name` writes into its first argument (``add_``, ``__iadd__``)."""
+    return (name.endswith("_") and not name.startswith("_")) or name in _AUGMENTED
+
+
+_AUGMENTED = frozenset(
+    f"__i{op}__"
+    for op in ("add", "sub", "mul", "matmul", "truediv", "floordiv", "mod", "pow", "and", "or")
+)
+"""Augmented assignments (``x += y``): they write into ``x``."""
+
+
+def _same_storage(a: Any, b: Any) -> bool:
+    """Whether tensors `a` and `b` share memory (a view and its base)."""
+    try:
+        pointer = a.untyped_storage().data_ptr()
+        return bool(pointer != 0 and pointer == b.untyped_storage().data_ptr())
+    except (RuntimeError, NotImplementedError):  # tensors without storage (meta, sparse)
+        return False
 
 
 def _dtype(tensor: Any) -> str:

@@ -1,7 +1,8 @@
-"""Measured vs predicted: each traced op's measured time beside its roofline time.
+"""Measured vs predicted: each traced op's measured time beside its predicted time.
 
-The prediction is the op's roofline time on a system (``host``, this machine as
-measured by ``nerframe probe``, unless another is given): the larger of its FLOPs
+The prediction is the host model's (`nerframe.trace.host`: fixed costs plus each
+kernel's time at the rates ``nerframe probe`` measured on this machine) when given
+a `HostModel`, else the op's roofline time on a system: the larger of its FLOPs
 over the peak and its bytes over the bandwidth. ``ratio`` is measured over
 predicted; ``log_error`` is ``|log10(ratio)|`` (1.0: off by 10×), and
 `median_log_error` summarises a comparison in one number.
@@ -18,6 +19,8 @@ import polars as pl
 from nerframe import schemas
 from nerframe.errors import NerframeError
 from nerframe.rooflines import System, roofline
+from nerframe.trace.host import HostModel, predict_kernels
+from nerframe.trace.tracefile import Kernel
 
 
 def _typed(table: pl.DataFrame) -> pl.DataFrame:
@@ -25,10 +28,11 @@ def _typed(table: pl.DataFrame) -> pl.DataFrame:
     return table.select(pl.col(name).cast(dtype) for name, dtype in schemas.MEASURED.items())
 
 
-def compare(measured: pl.DataFrame, system: System | str = "host") -> pl.DataFrame:
+def compare(measured: pl.DataFrame, system: System | str | HostModel = "host") -> pl.DataFrame:
     """One row per traced op (a `TracedGraph`'s ``measured`` table): measured and
-    predicted seconds on `system`, their ratio and its |log10|. An op predicted to
-    take no time (no FLOPs, no bytes) or measured at 0 has no ratio.
+    predicted seconds on `system` (a roofline system, or the host model), their
+    ratio and its |log10|. An op predicted to take no time (no FLOPs, no bytes) or
+    measured at 0 has no ratio.
 
     >>> from nerframe.trace import Call, Trace, trace_graph
     >>> linear = ["torch.nn.modules.linear.Linear"]
@@ -42,9 +46,12 @@ def compare(measured: pl.DataFrame, system: System | str = "host") -> pl.DataFra
     missing = [c for c in ("measured_s", "path", "approximate") if c not in measured.columns]
     if missing:
         raise NerframeError(f"compare: not a traced graph's measured table (no {missing[0]})")
-    predicted = roofline(measured, [system]).select(
-        "op_id", "system", pl.col("time_s").alias("predicted_s"), "bound"
-    )
+    if isinstance(system, HostModel):
+        predicted = _host_predictions(measured, system)
+    else:
+        predicted = roofline(measured, [system]).select(
+            "op_id", "system", pl.col("time_s").alias("predicted_s"), "bound"
+        )
     valid = (pl.col("predicted_s") > 0) & (pl.col("measured_s") > 0)
     return _typed(
         measured.join(predicted, on="op_id", how="left", maintain_order="left")
@@ -55,6 +62,32 @@ def compare(measured: pl.DataFrame, system: System | str = "host") -> pl.DataFra
     )
 
 
+def _host_predictions(measured: pl.DataFrame, model: HostModel) -> pl.DataFrame:
+    """Each row's host-model time: from its kernels, else (no kernels recorded) its costs."""
+    has_kernels = "kernels" in measured.columns
+    seconds: list[float] = []
+    bounds: list[str] = []
+    for row in measured.iter_rows(named=True):
+        records = row["kernels"] if has_kernels else None
+        if records:
+            p = predict_kernels(model, [Kernel(**k) for k in records], row.get("modules") or 1)
+            seconds.append(p.total_s)
+            bounds.append(p.bound)
+        else:
+            seconds.append(model.costs_seconds(row["flops"], row["bytes_total"]))
+            best = max(g[4] for g in model.gemm)
+            memory = row["bytes_total"] / model.bandwidth(max(row["bytes_total"], 1.0))
+            bounds.append("compute" if row["flops"] / best >= memory else "memory")
+    return pl.DataFrame(
+        {
+            "op_id": measured["op_id"],
+            "system": pl.Series(["host"] * measured.height, dtype=pl.String),
+            "predicted_s": pl.Series(seconds, dtype=pl.Float64),
+            "bound": pl.Series(bounds, dtype=pl.String),
+        }
+    )
+
+
 def median_log_error(comparison: pl.DataFrame) -> float | None:
     """The median ``log_error`` of a comparison (ops without a ratio left out), or None."""
     value = comparison["log_error"].drop_nulls().median()
@@ -62,12 +95,13 @@ def median_log_error(comparison: pl.DataFrame) -> float | None:
 
 
 def compare_on_host(measured: pl.DataFrame) -> pl.DataFrame:
-    """`compare` on the ``host`` system; without a stored probe result the predicted
-    columns are null (the report then says to run ``nerframe probe``)."""
-    from nerframe.probing import host_system
+    """`compare` on this machine: with the host model of a stored probe result (a
+    version-1 result: its roofline, as before); without one the predicted columns
+    are null (the report then says to run ``nerframe probe``)."""
+    from nerframe.probing import host_predictor
 
     try:
-        host = host_system()
+        host = host_predictor()
     except NerframeError:
         return _typed(
             measured.with_columns(

@@ -27,10 +27,9 @@ rows that match none keep ``B = rows, N = 1`` and are flagged approximate.
 from __future__ import annotations
 
 import math
-import re
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import polars as pl
@@ -40,7 +39,19 @@ from nerframe.errors import InvalidInputError, NerframeError, NerframeWarning
 from nerframe.graphs import Graph, graph
 from nerframe.taxonomy import op_types
 from nerframe.trace.classify import LINEAR, ClassMap, Entry, check_parameter, class_map, evaluate
-from nerframe.trace.tracefile import SUFFIX, Call, Port, Trace, read_trace
+from nerframe.trace.tracefile import SUFFIX, Call, Port, Trace, dtype_bits, read_trace
+
+KERNEL = pl.Struct(
+    {
+        "name": pl.String,
+        "inputs": pl.List(pl.List(pl.Int64)),
+        "input_dtypes": pl.List(pl.String),
+        "outputs": pl.List(pl.List(pl.Int64)),
+        "output_dtypes": pl.List(pl.String),
+        "memory": pl.String,
+    }
+)
+"""A recorded kernel (`nerframe.trace.tracefile.Kernel`) as a row of a ``kernels`` column."""
 
 
 @dataclass(frozen=True, repr=False)  # Graph's short repr, not the tables'
@@ -53,7 +64,10 @@ class TracedGraph(Graph):
     per op: its module ``path`` and ``class``, ``measured_s``, the reason it is
     ``approximate`` (null when exact) and its costs (``flops``, ``bytes_total``,
     ``intensity``), kept with it so that the comparison with a roofline holds
-    for the traced rows even after `nerframe.expand`.
+    for the traced rows even after `nerframe.expand`; ``kernels`` (the torch
+    functions its call and their descendants ran, trace version 3) and ``modules``
+    (how many module calls that is) are what the host model (`nerframe.trace.host`)
+    predicts it from.
 
     >>> fc = Call(0, None, "fc", ["torch.nn.modules.linear.Linear"],
     ...           {"in_features": 4, "out_features": 4}, {}, [[500, 4]], [[500, 4]], [], [[]], 2e-4)
@@ -400,6 +414,9 @@ class _Builder:
         )
 
     def measured_table(self, g: Graph) -> pl.DataFrame:
+        from nerframe.trace.host import inclusive
+
+        work = inclusive(self.trace)
         table = costs(g.ops).select(
             "graph", "op_id", "op_type", "category", "backward", "flops", "bytes_total", "intensity"
         )
@@ -411,6 +428,11 @@ class _Builder:
                 ["; ".join(self.approximate[i]) or None for i in range(len(self.rows))],
                 dtype=pl.String,
             ),
+            kernels=pl.Series(
+                [[asdict(k) for k in work[c.id][0]] for c, _ in self.rows],
+                dtype=pl.List(KERNEL),
+            ),
+            modules=pl.Series([work[c.id][1] for c, _ in self.rows], dtype=pl.Int32),
         )
 
 
@@ -428,19 +450,6 @@ def _check_linear(lin: Call, fan_in: int, fan_out: int, where: str) -> None:
                 f"{where}: Linear call {lin.id} has {what} {features}, but its first "
                 f"{name[:-1]} tensor has shape {shapes[0]}"
             )
-
-
-def dtype_bits(dtype: str) -> int | None:
-    """Bits per element of a torch dtype name (``bool`` is stored in a byte), None when unknown.
-
-    >>> [dtype_bits(d) for d in ("float32", "bfloat16", "float8_e4m3fn", "bool", "qint")]
-    [32, 16, 8, 8, None]
-    """
-    if dtype == "bool":
-        return 8
-    found = re.search(r"\d+", dtype)
-    bits = int(found.group()) if found else None
-    return bits if bits is not None and 1 <= bits <= 64 else None
 
 
 def _bitwidth(c: Call) -> int | None:

@@ -2,8 +2,9 @@
 
 A trace file (``*.trace.json``) holds::
 
-    {"format": "nerframe-trace", "version": 2,
+    {"format": "nerframe-trace", "version": 3,
      "model": "TinyNeRF", "torch": "2.13.0", "repeats": 5, "warmup": 1,
+     "device": "cpu", "threads": 2,         # where it ran, torch's intra-op threads (v3)
      "total_s": 0.0123,                     # median wall time of one whole forward
      "calls": [{
         "id": 0,                            # call order (pre-order: a parent before its children)
@@ -18,7 +19,11 @@ A trace file (``*.trace.json``) holds::
         "output_dtypes": ["float32"],       # torch dtype of each output tensor (version 2)
         "sources": [[3, 0]],                # the outputs ([call, index]) the inputs derive from
         "output_sources": [[[5, 0], [6, 1]]],   # per output: what it derives from
-        "time_s": 1.2e-05}, ...],           # median inclusive wall time of the call
+        "time_s": 1.2e-05,                  # median inclusive wall time of the call
+        "kernels": [{"name": "linear",      # the torch functions it ran itself (version 3)
+                     "inputs": [[64, 3], [8, 3], [8]], "input_dtypes": [...],
+                     "outputs": [[64, 8]], "output_dtypes": ["float32"],
+                     "memory": "fresh"}]}, ...],   # fresh, reused (out=, in place) or view
      "extra": {...}}                        # optional: anything else, kept as is
 
 A *port* ``[call, index]`` is the index-th output tensor of a call. ``sources``
@@ -29,8 +34,10 @@ of the calls inside it, or its own inputs). Tensors inside dataclasses, tuples,
 lists and dicts count, depth first (dict keys sorted). Files are written
 atomically with sorted keys, so the same trace always gives the same bytes.
 Version 1 files (no dtypes) are still read; their rows are costed as 16-bit and
-flagged approximate. The declared model is `nerframe.formats.trace.TraceFile`
-(``nerframe schema trace``; every field in ``docs/formats.md``).
+flagged approximate. Version 2 files (no kernels) are still read; the host model
+(`nerframe.trace.host`) then predicts each row from its costs alone. The declared
+model is `nerframe.formats.trace.TraceFile` (``nerframe schema trace``; every field
+in ``docs/formats.md``).
 
 >>> import tempfile, pathlib
 >>> t = Trace("m", [Call(0, None, "", ["M"], {}, {}, [[2, 3]], [[2, 3]], [], [[]], 1e-3)])
@@ -42,6 +49,7 @@ flagged approximate. The declared model is `nerframe.formats.trace.TraceFile`
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -49,14 +57,31 @@ from nerframe.atomic import atomic_path
 from nerframe.errors import InvalidInputError
 
 FORMAT = "nerframe-trace"
-VERSION = 2
-"""The version written: 2 records each tensor's dtype (version 1 did not)."""
-READABLE = (1, 2)
+VERSION = 3
+"""The version written: 3 records the torch functions each call ran (its kernels) and
+the device; 2 recorded each tensor's dtype (version 1 did not)."""
+READABLE = (1, 2, 3)
 SUFFIX = ".trace.json"
 
 Scalar = int | float | bool | str
 Port = tuple[int, int]
 """An output tensor of a call: (call id, position among its output tensors)."""
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """One torch function a call ran itself (see the module docstring).
+
+    >>> Kernel("linear", [[64, 3], [8, 3]], ["float32"] * 2, [[64, 8]], ["float32"]).memory
+    'fresh'
+    """
+
+    name: str
+    inputs: list[list[int]]
+    input_dtypes: list[str]
+    outputs: list[list[int]]
+    output_dtypes: list[str]
+    memory: str = "fresh"
 
 
 @dataclass(frozen=True)
@@ -83,6 +108,7 @@ class Call:
     time_s: float
     input_dtypes: list[str] = field(default_factory=list)
     output_dtypes: list[str] = field(default_factory=list)
+    kernels: list[Kernel] = field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -110,6 +136,8 @@ class Trace:
     warmup: int = 0
     torch: str = ""
     extra: dict[str, object] = field(default_factory=dict)
+    device: str = "cpu"
+    threads: int = 0
 
 
 def is_trace_file(path: str | Path) -> bool:
@@ -138,6 +166,8 @@ def write_trace(trace: Trace, path: str | Path) -> Path:
         "repeats": trace.repeats,
         "warmup": trace.warmup,
         "total_s": trace.total_s,
+        "device": trace.device,
+        "threads": trace.threads,
         "calls": [asdict(c) for c in trace.calls],
         **({"extra": trace.extra} if trace.extra else {}),
     }
@@ -200,6 +230,10 @@ def parse_trace(document: object, *, source: str = "trace") -> Trace:
             time_s=c.time_s,
             input_dtypes=c.input_dtypes,
             output_dtypes=c.output_dtypes,
+            kernels=[
+                Kernel(k.name, k.inputs, k.input_dtypes, k.outputs, k.output_dtypes, k.memory)
+                for k in c.kernels
+            ],
         )
         for c in declared.calls
     ]
@@ -213,6 +247,8 @@ def parse_trace(document: object, *, source: str = "trace") -> Trace:
         warmup=declared.warmup,
         torch=declared.torch,
         extra=declared.extra,
+        device=declared.device,
+        threads=declared.threads,
     )
 
 
@@ -234,6 +270,16 @@ def _check_call(call: Call, position: int, calls: list[Call], source: str) -> No
             raise InvalidInputError(
                 f"{where}: {name} has {len(dtypes)} entries for {len(tensors)} tensors"
             )
+    for position, k in enumerate(call.kernels):
+        for name, dtypes, tensors in (
+            ("input_dtypes", k.input_dtypes, k.inputs),
+            ("output_dtypes", k.output_dtypes, k.outputs),
+        ):
+            if len(dtypes) != len(tensors):
+                raise InvalidInputError(
+                    f"{where}: kernel {position} ({k.name}): {name} has {len(dtypes)} entries "
+                    f"for {len(tensors)} tensors"
+                )
     # A source is an earlier call's output; what feeds an output may be a child's.
     ports = [(p, "sources") for p in call.sources] + [
         (p, "output_sources") for ports in call.output_sources for p in ports
@@ -246,3 +292,16 @@ def _check_call(call: Call, position: int, calls: list[Call], source: str) -> No
                 f"{where}: {field_name} refers to output {index} of call {ref}, "
                 f"which has {len(calls[ref].outputs)}"
             )
+
+
+def dtype_bits(dtype: str) -> int | None:
+    """Bits per element of a torch dtype name (``bool`` is stored in a byte), None when unknown.
+
+    >>> [dtype_bits(d) for d in ("float32", "bfloat16", "float8_e4m3fn", "bool", "qint")]
+    [32, 16, 8, 8, None]
+    """
+    if dtype == "bool":
+        return 8
+    found = re.search(r"\d+", dtype)
+    bits = int(found.group()) if found else None
+    return bits if bits is not None and 1 <= bits <= 64 else None
