@@ -177,26 +177,27 @@ def read_scenes(path: str | Path) -> pl.DataFrame:
     for row in table.iter_rows(named=True):
         name = row["name"]
         where = f"{path}: scene {name!r}"
-
-        def bad(what: str, where: str = where) -> InvalidInputError:
-            return InvalidInputError(printable(f"{where}{what}"), str(path))
-
         if not name or not name.isidentifier() or name != name.lower():
-            raise bad(f"{path}: scene name {name!r} is not a lower-case identifier", "")
+            raise _bad(path, f"{path}: scene name {name!r} is not a lower-case identifier")
         if name in seen:
-            raise bad(" is listed twice")
+            raise _bad(path, f"{where} is listed twice")
         seen.add(name)
         if not row["dataset"]:
-            raise bad(": no dataset")
+            raise _bad(path, f"{where}: no dataset")
         for figure, source in _FIGURES.items():
             value = row[figure]
             if figure in ("width", "height") and value is None:
-                raise bad(f": no {figure}")
+                raise _bad(path, f"{where}: no {figure}")
             if value is not None and value < 1:
-                raise bad(f": {figure} must be >= 1, got {value}")
+                raise _bad(path, f"{where}: {figure} must be >= 1, got {value}")
             if not row[source]:
-                raise bad(f": {figure} has no {source}")
+                raise _bad(path, f"{where}: {figure} has no {source}")
     return table
+
+
+def _bad(path: str | Path, message: str) -> InvalidInputError:
+    # a cell may hold any character (a quoted newline, ESC): the error stays one line
+    return InvalidInputError(printable(message), str(path))
 
 
 __all__ = ["SCENES", "SCHEMA", "Scene", "names", "read_scenes", "scene", "scenes"]
