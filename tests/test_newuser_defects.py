@@ -284,6 +284,11 @@ def _dag(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, nodes: dict, succ: dic
     _FakeDiGraph.__module__, _FakeDiGraph.__qualname__ = module.__name__, "DiGraph"
     module.DiGraph = _FakeDiGraph  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, module.__name__, module)
+    # pickle imports the module by its dotted name: without networkx installed (torch
+    # brings it; the lowest-versions run has no torch) its parents must exist too
+    for parent in ("networkx", "networkx.classes"):
+        if parent not in sys.modules:
+            monkeypatch.setitem(sys.modules, parent, types.ModuleType(parent))
     path = tmp_path / "dag.pkl"
     path.write_bytes(pickle.dumps(_FakeDiGraph({"_node": nodes, "_succ": succ}), protocol=4))
     return path
