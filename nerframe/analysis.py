@@ -186,12 +186,42 @@ def analyze(
                     "gaussians": gaussians,
                     "model": model,
                     "scene": scene,
+                    **_unknown_modules(graphs),
                 },
             )
         except (NerframeError, OSError) as e:
             _hide_temporary_names(e, target)
             raise
     return Analysis(target, summary)
+
+
+def _unknown_modules(graphs: list[Graph]) -> dict[str, object]:
+    """``{"unknown_modules": {graph: {count, classes, share}}}`` for the traced graphs
+    with unknown modules (no rows: their time is missing from every figure), else {}.
+
+    >>> from nerframe.trace.ingest import trace_graph
+    >>> from nerframe.trace.tracefile import Call, Trace
+    >>> fc = Call(0, None, "fc", ["torch.nn.modules.linear.Linear"],
+    ...           {"in_features": 4, "out_features": 4}, {}, [[8, 4]], [[8, 4]], [], [[]], 1e-4)
+    >>> odd = Call(1, None, "odd", ["my.Odd"], {}, {}, [[8, 4]], [[8, 4]], [(0, 0)], [[]], 1e-4)
+    >>> import warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     g = trace_graph(Trace("m", [fc, odd]))
+    >>> _unknown_modules([g])
+    {'unknown_modules': {'m': {'count': 1, 'classes': ['my.Odd'], 'share': 0.5}}}
+    """
+    found: dict[str, object] = {}
+    for g in graphs:
+        if isinstance(g, TracedGraph) and g.unknown.height:
+            unknown = g.unknown
+            share = unknown["share"].sum() if unknown["share"].null_count() == 0 else None
+            found[g.name] = {
+                "count": unknown.height,
+                "classes": list(dict.fromkeys(unknown["class"].to_list())),
+                "share": share,
+            }
+    return {"unknown_modules": found} if found else {}
 
 
 def _check_replaceable(target: Path) -> None:

@@ -131,21 +131,9 @@ def _for_people(args: argparse.Namespace) -> bool:
 
 
 def _warn(lines: Sequence[str]) -> None:
+    # the command's own warnings take the same way as those raised through `warnings`
     for line in lines:
-        sys.stderr.write(f"warning: {printable(line)}\n")
-
-
-@contextlib.contextmanager
-def _warnings_as_lines() -> Iterator[None]:
-    """`NerframeWarning`s raised inside, printed as ``warning: …`` lines."""
-    import warnings
-
-    from nerframe.errors import NerframeWarning
-
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", NerframeWarning)
-        yield
-    _warn([str(w.message) for w in caught if issubclass(w.category, NerframeWarning)])
+        _show_warning(line, UserWarning, "", 0)
 
 
 def cmd_schema(args: argparse.Namespace) -> None:
@@ -319,7 +307,7 @@ def cmd_sweep(args: argparse.Namespace) -> None:
     view += [*spec.workload, "config", *spec.grid]
     view += [f for f in dict.fromkeys([*objectives, *figures]) if f not in view]
     view.append("bottleneck_module")
-    with Progress(spec.configurations, "sweep", "configs") as bar, _warnings_as_lines():
+    with Progress(spec.configurations, "sweep", "configs") as bar:
         if args.output is None:
             rows = chunks(spec, bar)
             shown = (
@@ -582,16 +570,8 @@ def _traced(args: argparse.Namespace) -> TracedGraph:
 
     if not is_trace_file(args.trace):
         raise InvalidInputError(f"{args.trace}: not a trace file (expected a .trace.json name)")
-    import warnings
-
-    from nerframe.errors import NerframeWarning
-
     # the reader warns of unknown modules and guessed B/N (as every command reading a trace)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", NerframeWarning)
-        g = read_traced_graph(args.trace, args.map or (), args.strict)
-    _warn([str(w.message) for w in caught if issubclass(w.category, NerframeWarning)])
-    return g
+    return read_traced_graph(args.trace, args.map or (), args.strict)
 
 
 def cmd_trace_ops(args: argparse.Namespace) -> None:
@@ -623,7 +603,9 @@ def cmd_trace_compare(args: argparse.Namespace) -> None:
     from nerframe.trace.tracefile import read_trace
 
     if args.system is not None and args.probe is not None:
-        raise NerframeError("trace compare: give --probe (the host model) or --system, not both")
+        raise InvalidInputError(
+            "trace compare: give --probe (the host model) or --system, not both"
+        )
     predictor = system(args.system) if args.system is not None else host_predictor(args.probe)
     if isinstance(predictor, System) and args.system is None:
         _warn([f"{args.probe or 'the probe result'} is version 1: predicted with its roofline"])
@@ -955,15 +937,37 @@ def _show_warning(
     file: TextIO | None = None,
     line: str | None = None,
 ) -> None:
-    """`warnings.showwarning` on the command line: one ``warning: …`` line, without
-    the file and source line Python's own adds."""
+    r"""`warnings.showwarning` on the command line, the one way every command shows a
+    warning: one ``warning: …`` line (lines joined, control characters escaped), without
+    the file and source line Python's own adds; written past a progress bar. A line
+    already shown by this command is not repeated (a sweep reads its graph file once per
+    workload point, and each read warns the same).
+
+    >>> import io
+    >>> out = io.StringIO()
+    >>> for _ in range(2):
+    ...     _show_warning(UserWarning("two\nlines \x1b[31m"), UserWarning, "f.py", 1, out)
+    >>> out.getvalue()
+    'warning: two lines \\x1b[31m\n'
+    """
+    from tqdm import tqdm
+
     text = " ".join(part.strip() for part in str(message).splitlines() if part.strip())
-    (file or sys.stderr).write(f"warning: {text}\n")
+    if text in _SHOWN:
+        return
+    _SHOWN.add(text)
+    # tqdm.write clears a drawn bar, writes the line and redraws the bar below it
+    tqdm.write(f"warning: {printable(text)}", file=file or sys.stderr)
+
+
+_SHOWN: set[str] = set()
+"""The warnings this command has shown (`_show_warning`)."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
     interrupts = _Interrupts()
+    _SHOWN.clear()
     with warnings.catch_warnings():
         warnings.showwarning = _show_warning
         # nerframe's warnings are about this run's results: every one is shown.

@@ -440,6 +440,24 @@ def _measured_section(page: _Page, measured: pl.DataFrame) -> None:
     )
 
 
+def _unknown_section(page: _Page, run: dict[str, object]) -> None:
+    """Traced graphs' unknown modules: no rows, so their time is in no figure."""
+    unknown = run.get("unknown_modules")
+    if not isinstance(unknown, dict) or not unknown:
+        return
+    items = []
+    for graph, found in sorted(unknown.items()):
+        share = found.get("share")
+        of_time = f", {share:.1%} of the measured time" if isinstance(share, float) else ""
+        classes = ", ".join(str(c) for c in found.get("classes", []))
+        items.append(
+            f"<li>{_e(graph)}: {_e(found.get('count'))} unknown module(s) "
+            f"({_e(classes)}{_e(of_time)}): no rows, so their time is missing from every "
+            "figure; map their classes with --map FILE</li>"
+        )
+    page.add('<h3 id="unknown-modules">Unknown modules</h3><ul>' + "".join(items) + "</ul>")
+
+
 def _approximate(reason: str | None) -> str:
     return f"approximate: {reason}" if reason else ""
 
@@ -729,6 +747,7 @@ def build_report(store: str | Path, output: str | Path | None = None, images: bo
     _validation_section(page)
     if "measured" in frames:
         _measured_section(page, frames["measured"])
+        _unknown_section(page, run if isinstance(run, dict) else {})
     for graph in graphs:
         page.add(f'<section id="{_e(slug[graph])}"><h2>{_e(graph)}</h2>')
         page.add(f'<p class="workload">{_e(_workload(graph, frames, summary))}</p>')

@@ -28,7 +28,8 @@ from pathlib import Path
 
 import polars as pl
 
-from nerframe.errors import InvalidInputError, NerframeError, did_you_mean
+from nerframe.errors import InvalidInputError, did_you_mean
+from nerframe.output import printable
 
 SCENES = Path(__file__).with_name("scenes.csv")
 """The packaged scene table."""
@@ -140,44 +141,63 @@ def _table() -> pl.DataFrame:
 
 
 def read_scenes(path: str | Path) -> pl.DataFrame:
-    """A scene table file, checked: the declared columns in order, unique
-    lower-case names, positive figures and a source for every figure given.
-    Any fault is a `NerframeError` naming the file and the row.
+    """A scene table file (the packaged one, or a user's of the same columns), checked:
+    UTF-8 CSV, the declared columns in order, unique lower-case names, positive
+    integer figures and a source for every figure given. Any fault is an
+    `InvalidInputError` of one line naming the file (and the row).
 
     >>> read_scenes(SCENES).height
     17
+    >>> import tempfile
+    >>> bad = Path(tempfile.mkdtemp()) / "mine.csv"
+    >>> _ = bad.write_text(",".join(SCHEMA) + "\\nlego,d,-8,8,,,src,,\\n")
+    >>> try:
+    ...     read_scenes(bad)
+    ... except InvalidInputError as e:
+    ...     print(str(e).replace(str(bad), "mine.csv"))
+    mine.csv: scene 'lego': width must be >= 1, got -8
     """
     try:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
-        raise NerframeError(f"{path}: cannot read the scene table ({e})") from None
+        reason = " ".join(str(e).split())
+        raise InvalidInputError(
+            f"{path}: cannot read the scene table ({reason})", str(path)
+        ) from None
     if text.partition("\n")[0].strip().split(",") != list(SCHEMA):
-        raise NerframeError(f"{path}: the scene table's columns are {', '.join(SCHEMA)}")
+        raise InvalidInputError(
+            f"{path}: the scene table's columns are {', '.join(SCHEMA)}", str(path)
+        )
     try:
         table = pl.read_csv(text.encode(), schema=SCHEMA)
     except pl.exceptions.PolarsError as e:
-        reason = str(e).splitlines()[0]
-        raise NerframeError(f"{path}: not a scene table ({reason})") from None
+        reason = " ".join(str(e).split())[:200]
+        raise InvalidInputError(f"{path}: not a scene table ({reason})", str(path)) from None
     seen: set[str] = set()
     for row in table.iter_rows(named=True):
         name = row["name"]
         where = f"{path}: scene {name!r}"
         if not name or not name.isidentifier() or name != name.lower():
-            raise NerframeError(f"{path}: scene name {name!r} is not a lower-case identifier")
+            raise _bad(path, f"{path}: scene name {name!r} is not a lower-case identifier")
         if name in seen:
-            raise NerframeError(f"{where} is listed twice")
+            raise _bad(path, f"{where} is listed twice")
         seen.add(name)
         if not row["dataset"]:
-            raise NerframeError(f"{where}: no dataset")
+            raise _bad(path, f"{where}: no dataset")
         for figure, source in _FIGURES.items():
             value = row[figure]
             if figure in ("width", "height") and value is None:
-                raise NerframeError(f"{where}: no {figure}")
+                raise _bad(path, f"{where}: no {figure}")
             if value is not None and value < 1:
-                raise NerframeError(f"{where}: {figure} must be >= 1, got {value}")
+                raise _bad(path, f"{where}: {figure} must be >= 1, got {value}")
             if not row[source]:
-                raise NerframeError(f"{where}: {figure} has no {source}")
+                raise _bad(path, f"{where}: {figure} has no {source}")
     return table
+
+
+def _bad(path: str | Path, message: str) -> InvalidInputError:
+    # a cell may hold any character (a quoted newline, ESC): the error stays one line
+    return InvalidInputError(printable(message), str(path))
 
 
 __all__ = ["SCENES", "SCHEMA", "Scene", "names", "read_scenes", "scene", "scenes"]

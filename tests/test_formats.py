@@ -342,8 +342,9 @@ def test_d2_reading_a_trace_warns_of_unknown_modules_and_guesses(tmp_path: Path)
         "trace 'm': unknown module odd (my.Odd, 20.0% of the measured time): no row; "
         "map its class with --map FILE",
         "trace 'm': B and N of 2 row(s) (fc, fc2) are guessed (their rows match no upstream "
-        "sampler's B·N): the batches of a frame, and so fps and energy, assume them; map the "
-        "sampler's class to fix them",
+        "sampler's B·N; taken from their input tensors' shapes [rays, samples, features], "
+        "else as B = rows, N = 1): the batches of a frame, and so fps and energy, assume "
+        "them; map the sampler's class to fix them",
     ]
 
 

@@ -4,7 +4,9 @@ raises `InvalidInputError` with one line naming the file — never another excep
 Each test starts from a valid document and applies one drawn mutation: a value
 replaced by any JSON value (wrong types, NaN, huge numbers, long text, nesting), a
 field deleted or added, a value wrapped in a list or an object, a key given twice,
-a deeply nested value, random bytes, a truncation, or another text encoding.
+a deeply nested value, random bytes, a truncation, or another text encoding (the
+scene table, a CSV file: a cell replaced, a cell added or dropped, rows repeated, the
+header changed, and the same byte-level mutations).
 
 CI runs the bounded profile ``fuzz-ci``; run it long with::
 
@@ -31,6 +33,7 @@ from hypothesis import strategies as st
 import nerframe
 from nerframe.errors import InvalidInputError
 from nerframe.hardware import accelerator
+from nerframe.scene_table import SCENES, SCHEMA, read_scenes
 from nerframe.store import read_manifest, write_manifest
 from nerframe.sweeps.spec import sweep_spec
 from nerframe.trace.classify import class_map
@@ -340,3 +343,64 @@ def test_fuzzed_class_maps() -> None:
 
 def test_fuzzed_store_manifests() -> None:
     _fuzz(MANIFEST, "store.json", lambda path: read_manifest(path.parent))
+
+
+SCENE_HEADER = ",".join(SCHEMA)
+SCENE_ROWS = [
+    ["lego", "NeRF-Synthetic", "800", "800", "", "", "a paper p.9", "none published", "none"],
+    ["room", "Mip-NeRF360", "1557", "1038", "1548960", "", '"p.9, Table 1"', "3DGS code", "n/a"],
+]
+_CELLS = (
+    st.text(max_size=12)
+    | st.sampled_from(["", "0", "-1", "1.5", "1e3", "nan", "inf", "true", '"', '""', "a,b"])
+    | st.integers(min_value=-(2**70), max_value=2**70).map(str)
+    | st.sampled_from([str(2**63), "x" * 5_000, "Lego", "my scene", "lego"])
+)
+
+
+@st.composite
+def mutated_scene_table(draw: st.DrawFn) -> bytes:
+    rows = [list(r) for r in SCENE_ROWS]
+    how = draw(st.sampled_from(["cell", "column", "row", "header", *MUTATIONS[-3:]]))
+    header = SCENE_HEADER
+    if how == "cell":
+        row, column = draw(st.integers(0, len(rows) - 1)), draw(st.integers(0, len(SCHEMA) - 1))
+        rows[row][column] = draw(_CELLS)
+    elif how == "column":  # a cell too many or too few
+        row = draw(st.sampled_from(rows))
+        row.append(draw(_CELLS)) if draw(st.booleans()) else row.pop()
+    elif how == "row":  # a copy (a name twice), an empty line or many rows
+        rows += draw(st.sampled_from([[rows[0]], [[]], [rows[1]] * 2_000]))
+    elif how == "header":
+        header = draw(st.sampled_from([header.upper(), header + ",extra", "", "\ufeff" + header]))
+    text = "\n".join([header, *(",".join(r) for r in rows)]) + "\n"
+    data = text.encode("utf-8")
+    if how == "bytes":
+        position = draw(st.integers(0, len(data)))
+        data = data[:position] + draw(st.binary(min_size=1, max_size=4)) + data[position:]
+    elif how == "truncate":
+        data = data[: draw(st.integers(0, max(len(data) - 1, 0)))]
+    elif how == "encode":
+        encoding = draw(st.sampled_from(["utf-16", "utf-32", "latin-1", "cp1252"]))
+        data = text.replace("lego", "légo").encode(encoding, "replace")
+    return data
+
+
+def test_fuzzed_scene_tables() -> None:
+    folder = Path(tempfile.mkdtemp())
+    path = folder / "scenes.csv"
+    try:
+        valid = "\n".join([SCENE_HEADER, *(",".join(r) for r in SCENE_ROWS)]) + "\n"
+        _check(read_scenes, path, valid.encode())
+        assert read_scenes(path)["name"].to_list() == ["lego", "room"]  # the valid one loads
+
+        @PROFILE
+        @given(mutated_scene_table())
+        def run(data: bytes) -> None:
+            _check(read_scenes, path, data)
+
+        run()
+        # and the packaged table, as shipped
+        _check(read_scenes, path, SCENES.read_bytes())
+    finally:
+        shutil.rmtree(folder)

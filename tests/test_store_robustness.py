@@ -301,12 +301,14 @@ def test_every_warning_the_command_line_shows_is_one_line(
     def warns(args: object) -> None:
         warnings.warn("first\nsecond", RuntimeWarning, stacklevel=1)
         warnings.warn("again", nerframe.NerframeWarning, stacklevel=1)
+        warnings.warn("other", nerframe.NerframeWarning, stacklevel=1)
         warnings.warn("again", nerframe.NerframeWarning, stacklevel=1)
 
     monkeypatch.setattr(cli, "cmd_pipelines", warns)
     assert cli.main(["pipelines"]) == 0
     err = capsys.readouterr().err
-    assert err == "warning: first second\nwarning: again\nwarning: again\n"
+    # every distinct warning, once (a repeated line says nothing new)
+    assert err == "warning: first second\nwarning: again\nwarning: other\n"
 
 
 def test_the_api_keeps_nerframe_warnings(tmp_path: Path) -> None:

@@ -69,7 +69,9 @@ def test_pyarrow_polars_and_duckdb_read_back_what_was_written(tmp_path) -> None:
     assert pq.read_table(path).to_pylist() == frame.to_arrow().to_pylist()
     signs = pq.read_table(path, columns=["zero"]).column(0).to_numpy()
     assert np.signbit(signs).tolist() == np.signbit(frame["zero"].to_numpy()).tolist()
-    read = duckdb.connect().sql(f"SELECT * FROM read_parquet('{path}')").pl()
+    # the connection held: DuckDB 1.3 closes a collected connection under its relation
+    con = duckdb.connect()
+    read = con.sql(f"SELECT * FROM read_parquet('{path}')").pl()
     strings = [pl.col("graph").cast(pl.String), pl.col("bottleneck_module").cast(pl.String)]
     assert read.equals(frame.with_columns(strings))
     meta = pq.read_metadata(path)

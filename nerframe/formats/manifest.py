@@ -40,6 +40,9 @@ class Run(msgspec.Struct, kw_only=True):
     """Analysis: --gaussians given, else null."""
     model: str | None = None
     """Analysis: the workload model."""
+    unknown_modules: dict[str, dict[str, Any]] | None = None
+    """Analysis: per traced graph with unknown modules, their ``count``, ``classes`` and
+    ``share`` of the measured time (absent when there are none)."""
     sweep: dict[str, Any] | None = None
     """Sweep: everything that determines the rows (`nerframe.sweeps.spec.spec_identity`)."""
     complete: bool | None = None

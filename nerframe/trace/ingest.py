@@ -191,8 +191,9 @@ def _warn_unmodelled(trace: Trace, builder: _Builder, unknown: list[Call]) -> No
         paths = ", ".join(builder.rows[r][0].path or "(model)" for r in sorted(builder.guessed))
         warnings.warn(
             f"{label}: B and N of {len(builder.guessed)} row(s) ({paths}) are guessed (their "
-            "rows match no upstream sampler's B·N): the batches of a frame, and so fps and "
-            "energy, assume them; map the sampler's class to fix them",
+            "rows match no upstream sampler's B·N; taken from their input tensors' shapes "
+            "[rays, samples, features], else as B = rows, N = 1): the batches of a frame, "
+            "and so fps and energy, assume them; map the sampler's class to fix them",
             NerframeWarning,
             stacklevel=3,
         )
@@ -302,6 +303,7 @@ class _Builder:
             "skip_connections": skips,
             "use_bias": biases == {True},
             "_rows": rows.pop(),
+            "_shape": linears[0].inputs[0],
         }
         if layers != _mlp_layers(in_dim, count, width, out_dim, skips) or len(biases) > 1:
             notes.append(
@@ -341,9 +343,10 @@ class _Builder:
             upstream[dst].append(src)
         for row, record in enumerate(records):
             recorded = record.pop("_rows", None)
+            c = self.rows[row][0]
+            shape = record.pop("_shape", c.inputs[0] if c.inputs else [])
             if "B" in record and "N" in record:
                 continue
-            c = self.rows[row][0]
             if isinstance(recorded, int):
                 rows = recorded
             else:
@@ -354,7 +357,19 @@ class _Builder:
                     )
                 rows = math.prod(c.inputs[0][:-1])
             match = self.nearest(row, upstream, records, rows)
-            if match is None:
+            if match is None and isinstance(shape, list) and len(shape) >= 3:
+                # No sampler row to match (unknown or not traced): a [..., rays, samples,
+                # features] tensor still carries both, as NeRF code batches them
+                # (nerfstudio's RaySamples, nerfacc); assumption: the next-to-last
+                # dimension is the samples per ray.
+                b, n = math.prod(shape[:-2]), shape[-2]
+                record["B"], record["N"] = b, n
+                self.guessed.add(row)
+                self.approximate[row].append(
+                    f"no upstream sampler's B·N matches its {rows} rows; B={b}, N={n} taken "
+                    f"from its input's shape {shape} (rays × samples × features)"
+                )
+            elif match is None:
                 record["B"], record["N"] = rows, 1
                 self.guessed.add(row)
                 self.approximate[row].append(
