@@ -314,9 +314,9 @@ def test_neurex_declares_its_table4_buffers() -> None:
     ("buffers", "message"),
     [
         ({"input": 1, "weight": 1}, "missing field 'modules\\[0\\].buffers.output'"),
-        ({"input": 1, "weight": 1, "output": 0}, "buffers.output' must be a positive number"),
+        ({"input": 1, "weight": 1, "output": 0}, "buffers.output': expected float > 0.0, got 0"),
         ({"input": 1, "weight": 1, "output": 1, "psum": 1}, "unknown field"),
-        ([1, 1, 1], "buffers' must be an object"),
+        ([1, 1, 1], "buffers': expected object, got \\[1, 1, 1\\]"),
     ],
 )
 def test_bad_buffers_name_the_field(tmp_path: Path, buffers: object, message: str) -> None:
