@@ -20,8 +20,8 @@ is the scalar oracle it is tested against.
 >>> from nerframe.kernels.costs import cost_columns
 >>> out = cost_columns({"op_type": np.array([0], np.uint8), "B": np.array([4096]),
 ...                     "N": np.array([64])})
->>> out["flops"][0], out["elems_in"][0], out["bytes_out"][0]
-(np.float64(262144.0), np.int64(4096), np.float64(524288.0))
+>>> float(out["flops"][0]), int(out["elems_in"][0]), float(out["bytes_out"][0])
+(262144.0, 4096, 524288.0)
 """
 
 from __future__ import annotations

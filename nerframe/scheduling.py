@@ -95,8 +95,8 @@ class Configurations:
     >>> import nerframe
     >>> c = Configurations.of(nerframe.accelerator("icarus"))
     >>> c.frequency_mhz[0] = 200.0  # half the clock the ICARUS power was measured at
-    >>> c.module_power_uw[0, 1], c.power_uw[0, 1]
-    (np.float64(223886.6), np.float64(111943.3))
+    >>> float(c.module_power_uw[0, 1]), float(c.power_uw[0, 1])
+    (223886.6, 111943.3)
     """
 
     module_count: np.ndarray
