@@ -103,8 +103,8 @@ def _escape(value: object) -> Markup:
     html.escape rather than markupsafe's escape: the same page as the report had
     before the template (``&quot;`` and ``&#x27;``, not ``&#34;`` and ``&#39;``).
 
-    >>> _escape("'a' < \"b\""), _escape(Markup("<b>"))
-    (Markup('&#x27;a&#x27; &lt; &quot;b&quot;'), Markup('<b>'))
+    >>> _escape("a < b & 'c'"), _escape(Markup("<b>"))
+    (Markup('a &lt; b &amp; &#x27;c&#x27;'), Markup('<b>'))
     """
     if isinstance(value, Markup):
         return value
