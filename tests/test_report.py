@@ -376,13 +376,13 @@ def test_every_value_on_the_page_is_escaped(store: Path, tmp_path: Path) -> None
     shutil.copytree(store, copy)
     manifest = json.loads((copy / "store.json").read_text())
     manifest["created"] = "<b>now</b>"
-    manifest["run"]["scene"] = "<script>alert(\"x\")</script>'"
+    manifest["run"]["scene"] = '<script>alert("x")</script>\''
     (copy / "store.json").write_text(json.dumps(manifest))
     page = build_report(copy, tmp_path / "page.html").read_text()
     assert "store created &lt;b&gt;now&lt;/b&gt;</p>" in page
     scene = "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&#x27;"
     assert f"<p>Scene: <strong>{scene}</strong> (not in this version's scene table).</p>" in page
-    assert "<b>now" not in page and "alert(\"x\")" not in page.split("<body>")[1]
+    assert "<b>now" not in page and 'alert("x")' not in page.split("<body>")[1]
 
 
 def test_the_wheel_ships_the_template() -> None:
