@@ -12,6 +12,8 @@
 - ``summary.md``: the summary as a short Markdown table;
 - ``charts/NAME.png`` and ``charts/NAME.svg`` for every chart.
 
+The page is laid out by the Jinja2 template ``nerframe/templates/report.html.j2``
+(autoescape: every value from the store is escaped); this module prepares its data.
 The same store always gives byte-identical files: everything is sorted and the
 only time shown is the one in ``store.json``.
 
@@ -113,6 +115,10 @@ def _escape(value: object) -> Markup:
 
 @cache
 def _template() -> jinja2.Template:
+    """The page's template, ``nerframe/templates/report.html.j2`` (package data)."""
+    # Lines holding only a tag leave nothing and the final newline stays, so each
+    # block is exactly one line of the page; StrictUndefined makes a misspelt field an
+    # error rather than an empty cell.
     environment = jinja2.Environment(
         loader=jinja2.PackageLoader("nerframe", "templates"),
         autoescape=True,
