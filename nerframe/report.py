@@ -12,6 +12,8 @@
 - ``summary.md``: the summary as a short Markdown table;
 - ``charts/NAME.png`` and ``charts/NAME.svg`` for every chart.
 
+The page is laid out by the Jinja2 template ``nerframe/templates/report.html.j2``
+(autoescape: every value from the store is escaped); this module prepares its data.
 The same store always gives byte-identical files: everything is sorted and the
 only time shown is the one in ``store.json``.
 
@@ -35,8 +37,10 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, cast
 
+import jinja2
 import polars as pl
 import vl_convert as vlc
+from markupsafe import Markup
 
 from nerframe import charts, schemas
 from nerframe.atomic import atomic_path
@@ -64,13 +68,17 @@ class _Figure:
 
 @dataclass
 class _Page:
-    """HTML fragments in document order, and the charts they place."""
+    """The page's blocks in document order, and the charts they place.
 
-    parts: list[str]
+    A block is plain data: its ``kind`` (which branch of ``templates/report.html.j2``
+    lays it out, as one line of the page) and that branch's values.
+    """
+
+    blocks: list[dict[str, object]]
     figures: list[_Figure]
 
-    def add(self, fragment: str) -> None:
-        self.parts.append(fragment)
+    def add(self, kind: str, **data: object) -> None:
+        self.blocks.append({"kind": kind} | data)
 
     def figure(self, name: str, spec: Spec, title: str | None = None) -> None:
         """Place a chart; `title` replaces its title, its subtitle stays."""
@@ -80,14 +88,47 @@ class _Page:
             spec = spec | {"title": {"text": title} | ({"subtitle": subtitle} if subtitle else {})}
         index = len(self.figures)
         self.figures.append(_Figure(name, spec))
-        self.parts.append(f'<div class="chart" data-chart="{index}"></div>')
+        self.add("chart", index=index)
 
     def note(self, text: str) -> None:
-        self.parts.append(f'<p class="note">{_e(text)}</p>')
+        self.add("note", text=text)
+
+    def table(self, head: list[str], rows: list[dict[str, object]], *, end: bool = False) -> None:
+        """A table; each row is ``{"status": class or None, "cells": [(class, text)]}``;
+        `end` closes the section in the same line."""
+        self.add("table-end" if end else "table", head=head, rows=rows)
 
 
-def _e(text: object) -> str:
-    return html.escape(str(text), quote=True)
+def _escape(value: object) -> Markup:
+    """Every value the template prints, escaped unless it is already Markup.
+
+    html.escape rather than markupsafe's escape: the same page as the report had
+    before the template (``&quot;`` and ``&#x27;``, not ``&#34;`` and ``&#39;``).
+
+    >>> _escape("a < b & 'c'"), _escape(Markup("<b>"))
+    (Markup('a &lt; b &amp; &#x27;c&#x27;'), Markup('<b>'))
+    """
+    if isinstance(value, Markup):
+        return value
+    return Markup(html.escape(str(value), quote=True))
+
+
+@cache
+def _template() -> jinja2.Template:
+    """The page's template, ``nerframe/templates/report.html.j2`` (package data)."""
+    # Lines holding only a tag leave nothing and the final newline stays, so each
+    # block is exactly one line of the page; StrictUndefined makes a misspelt field an
+    # error rather than an empty cell.
+    environment = jinja2.Environment(
+        loader=jinja2.PackageLoader("nerframe", "templates"),
+        autoescape=True,
+        finalize=_escape,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    return environment.get_template("report.html.j2")
 
 
 def _num(value: float | int | None, digits: int = 4) -> str:
@@ -241,24 +282,17 @@ def _summary_markdown(summary: pl.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _summary_table(summary: pl.DataFrame) -> str:
-    head = "".join(f"<th>{_e(title)}</th>" for _, title in _COLUMNS)
-    body = []
-    for row in summary.iter_rows(named=True):
-        cells = "".join(
-            f"<td {_cell_attributes(c)}>{_e(v)}</td>"
-            for (c, _), v in zip(_COLUMNS, _cells(row), strict=True)
-        )
-        body.append(f'<tr class="{_e(row["status"])}">{cells}</tr>')
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
-
-
-def _cell_attributes(column: str) -> str:
-    return f'class="{"num" if column in _NUMERIC else "text"}"'
-
-
-def _warning_list(items: list[str]) -> str:
-    return '<ul class="warnings">' + "".join(f"<li>{_e(i)}</li>" for i in items) + "</ul>"
+def _summary_rows(summary: pl.DataFrame) -> list[dict[str, object]]:
+    return [
+        {
+            "status": row["status"],
+            "cells": [
+                ("num" if c in _NUMERIC else "text", v)
+                for (c, _), v in zip(_COLUMNS, _cells(row), strict=True)
+            ],
+        }
+        for row in summary.iter_rows(named=True)
+    ]
 
 
 def _workload(graph: str, frames: dict[str, pl.DataFrame], summary: pl.DataFrame) -> str:
@@ -333,11 +367,11 @@ def _pair_section(
     stem: str,
 ) -> None:
     graph, accel = str(row["graph"]), str(row["accelerator"])
-    page.add(f'<section id="{_e(stem)}"><h3>{_e(graph)} on {_e(accel)}</h3>')
+    page.add("pair", id=stem, graph=graph, accelerator=accel)
     page.add(
-        "<p>"
-        + " · ".join(
-            f"{title}: {_e(_cell(c, row[c]))}"
+        "stats",
+        stats=[
+            (title, _cell(c, row[c]))
             for c, title in (
                 ("fps", "fps"),
                 ("energy_per_frame_j", "energy/frame (J)"),
@@ -351,12 +385,12 @@ def _pair_section(
                 ("post_cycles", "frame ops after the batches (cycles)"),
                 ("batches", "batches"),
             )
-        )
-        + f" · bottleneck: {_e(row['bottleneck_module'] or '–')}</p>"
+        ],
+        bottleneck=row["bottleneck_module"] or "–",
     )
     warnings = [f"accelerator {accel}: {w}" for w in load]
     if warnings:
-        page.add(_warning_list(warnings))
+        page.add("warnings", entries=warnings)
     if "gantt" in specs:
         page.figure(f"gantt--{stem}", specs["gantt"])
     else:
@@ -369,7 +403,7 @@ def _pair_section(
         page.figure(f"roofline--{stem}", specs["roofline"], f"Roofline of {graph} on {names}")
     if "breakdown" in specs:
         page.figure(f"breakdown--{stem}", specs["breakdown"], f"Breakdown of {graph} on {accel}")
-    page.add("</section>")
+    page.add("end")
 
 
 def _area_power_section(page: _Page, frames: dict[str, pl.DataFrame]) -> None:
@@ -388,7 +422,7 @@ def _area_power_section(page: _Page, frames: dict[str, pl.DataFrame]) -> None:
             missing.append(name)
             continue
         tables.append(breakdown(accelerator(source)))
-    page.add('<section id="area-power"><h2>Area and power</h2>')
+    page.add("section", id="area-power", title="Area and power")
     page.note(
         "Area = modules (count x area per unit) + SRAM blocks; power = module dynamic power "
         "with every unit busy + leakage; SRAM access energy enters each schedule's energy "
@@ -400,14 +434,14 @@ def _area_power_section(page: _Page, frames: dict[str, pl.DataFrame]) -> None:
         page.figure("area-power", spec, "Area and power at 28 nm")
     if missing:
         page.note(f"Accelerator files no longer found: {', '.join(missing)}.")
-    page.add("</section>")
+    page.add("end")
 
 
 def _measured_section(page: _Page, measured: pl.DataFrame) -> None:
     """Traced runs: each op's measured time against its roofline time on the host."""
     from nerframe.trace.compare import median_log_error
 
-    page.add('<section id="measured"><h2>Measured vs predicted</h2>')
+    page.add("section", id="measured", title="Measured vs predicted")
     table = measured.sort("graph", "op_id")
     if table["predicted_s"].is_null().all():
         page.note(
@@ -418,26 +452,20 @@ def _measured_section(page: _Page, measured: pl.DataFrame) -> None:
         for graph in table["graph"].unique().sort().to_list():
             error = median_log_error(table.filter(graph=graph))
             shown = "–" if error is None else f"{error:.3g} (×{10**error:.3g})"
-            page.add(f"<p>{_e(graph)}: median |log10(measured / predicted)| = {_e(shown)}</p>")
+            page.add("paragraph", text=f"{graph}: median |log10(measured / predicted)| = {shown}")
         if table["ratio"].is_not_null().any():
             page.figure("measured", charts.measured_chart(table).to_dict(validate=False))
     head = ["graph", "op", "op type", "module", "measured (s)", "predicted (s)", "ratio", "note"]
-    rows = "".join(
-        "<tr>"
-        + "".join(f'<td class="text">{_e(v)}</td>' for v in (r["graph"], r["op_id"], r["op_type"]))
-        + f'<td class="text">{_e(r["path"])}</td>'
-        + "".join(
-            f'<td class="num">{_e(_num(r[c]))}</td>' for c in ("measured_s", "predicted_s", "ratio")
-        )
-        + f'<td class="text">{_e(_approximate(r["approximate"]))}</td>'
-        + "</tr>"
+    rows: list[dict[str, object]] = [
+        {
+            "status": None,
+            "cells": [("text", r[c]) for c in ("graph", "op_id", "op_type", "path")]
+            + [("num", _num(r[c])) for c in ("measured_s", "predicted_s", "ratio")]
+            + [("text", _approximate(r["approximate"]))],
+        }
         for r in table.iter_rows(named=True)
-    )
-    page.add(
-        "<table><thead><tr>"
-        + "".join(f"<th>{_e(h)}</th>" for h in head)
-        + f"</tr></thead><tbody>{rows}</tbody></table></section>"
-    )
+    ]
+    page.table(head, rows, end=True)
 
 
 def _unknown_section(page: _Page, run: dict[str, object]) -> None:
@@ -445,17 +473,15 @@ def _unknown_section(page: _Page, run: dict[str, object]) -> None:
     unknown = run.get("unknown_modules")
     if not isinstance(unknown, dict) or not unknown:
         return
-    items = []
+    modules = []
     for graph, found in sorted(unknown.items()):
         share = found.get("share")
         of_time = f", {share:.1%} of the measured time" if isinstance(share, float) else ""
         classes = ", ".join(str(c) for c in found.get("classes", []))
-        items.append(
-            f"<li>{_e(graph)}: {_e(found.get('count'))} unknown module(s) "
-            f"({_e(classes)}{_e(of_time)}): no rows, so their time is missing from every "
-            "figure; map their classes with --map FILE</li>"
+        modules.append(
+            {"graph": graph, "count": found.get("count"), "classes": classes, "of_time": of_time}
         )
-    page.add('<h3 id="unknown-modules">Unknown modules</h3><ul>' + "".join(items) + "</ul>")
+    page.add("unknown", modules=modules)
 
 
 def _approximate(reason: str | None) -> str:
@@ -473,17 +499,14 @@ def _document(page: _Page, specs: list[dict[str, object]]) -> str:
     # "<" only occurs inside JSON strings, where \u003c means the same and cannot
     # close the script element.
     payload = payload.replace("<", "\\u003c")
-    return (
-        "<!DOCTYPE html>\n"
-        '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-        "<title>nerframe report</title>\n"
-        f"<style>{_STYLE}</style>\n"
-        f"<script>{_bundle()}</script>\n"
-        "</head>\n<body>\n"
-        + "\n".join(page.parts)
-        + f'\n<script type="application/json" id="nerframe-charts">{payload}</script>\n'
-        + f"<script>{_RENDER}</script>\n</body>\n</html>\n"
+    # Not escaped: the page's own style and scripts, and JSON that cannot close its
+    # script element (the bundle's end tags are escaped in `_bundle`, "<" above).
+    return _template().render(
+        blocks=page.blocks,
+        style=Markup(_STYLE),
+        bundle=Markup(_bundle()),
+        payload=Markup(payload),
+        render=Markup(_RENDER),
     )
 
 
@@ -581,83 +604,70 @@ def _validation_section(page: _Page) -> None:
         "pending",
         "source",
     )
-    head = "".join(f"<th>{_e(c)}</th>" for c in columns)
-    body = "".join(
-        "<tr>"
-        + "".join(
-            f'<td class="num">{_num(row[c], 3)}</td>'
-            if c in ("value", "predicted", "error", "score")
-            else f'<td class="text">{_e("–" if row[c] is None else row[c])}</td>'
-            for c in columns
-        )
-        + "</tr>"
+    body: list[dict[str, object]] = [
+        {
+            "status": None,
+            "cells": [
+                ("num", _num(row[c], 3))
+                if c in ("value", "predicted", "error", "score")
+                else ("text", "–" if row[c] is None else row[c])
+                for c in columns
+            ],
+        }
         for row in table.iter_rows(named=True)
-    )
-    page.add('<section id="validation"><h2>Validation against published figures</h2>')
-    page.add(f"<p>{_e(summary(table))}</p>")
+    ]
+    page.add("section", id="validation", title="Validation against published figures")
+    page.add("paragraph", text=summary(table))
     # beside the reference framework's own accuracy (NeRArch-Sim, ISCA 2026)
-    beside = "".join(
-        f'<tr><td class="text">{_e(r["measure"])}</td><td class="text">{_e(r["metric"])}</td>'
-        f'<td class="num">{r["rows"]}</td><td class="num">{_percent(r["nerframe"])}</td>'
-        f'<td class="num">{_percent(r["nerarch_sim"])}</td></tr>'
+    beside: list[dict[str, object]] = [
+        {
+            "status": None,
+            "cells": [
+                ("text", r["measure"]),
+                ("text", r["metric"]),
+                ("num", r["rows"]),
+                ("num", _percent(r["nerframe"])),
+                ("num", _percent(r["nerarch_sim"])),
+            ],
+        }
         for r in accuracy(table).iter_rows(named=True)
-    )
-    page.add(
-        "<table><thead><tr><th>measure</th><th>metric</th><th>rows</th><th>nerframe</th>"
-        f"<th>NeRArch-Sim</th></tr></thead><tbody>{beside}</tbody></table>"
-    )
-    page.add(f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
-    page.add("</section>")
+    ]
+    page.table(["measure", "metric", "rows", "nerframe", "NeRArch-Sim"], beside)
+    page.table(list(columns), body)
+    page.add("end")
 
 
 def _percent(value: float | None) -> str:
     return "–" if value is None else f"{100 * value:.1f} %"
 
 
-def _conventions(run: dict[str, Any]) -> str:
-    """The workload conventions the figures follow (README, docs/model.md)."""
-    spec = run.get("model") == "spec"
-    scopes = (
-        "every op runs once per batch and G = B·N, exactly as spec/pipelines.md has it"
-        if spec
-        else "ops of scope <em>frame</em> (per-Gaussian work: culling, projection, tile "
-        "tests, spherical harmonics, sorting, a training step's per-Gaussian update) run "
-        "once per frame, before or after the batches; ops of scope <em>batch</em> once "
-        "per batch; G is the scene's Gaussians (1 M by default)"
-    )
-    return (
-        "<h3>Workload conventions</h3><p>"
-        f"Workload model: <strong>{'spec' if spec else 'realistic'}</strong>. "
-        "B is the rays (pixels) of one batch, N the samples per ray (for Gaussian "
-        "splatting, the Gaussians blended per pixel), and a frame of <code>frame_pixels</code> "
-        "pixels takes ceil(rendered pixels / B) batches; "
-        f"{scopes}. For a training pipeline a frame is one training iteration over a "
-        "frame's rays, so <em>fps</em> reads as iterations per second. "
-        "docs/model.md lists every departure from the spec and its source.</p>"
-        + _scene_sentence(run.get("scene"))
-    )
+def _scene(name: object) -> dict[str, object] | None:
+    """What the store's scene (the run's ``scene``) sets, for the page's scene sentence;
+    None without one, no dataset for a name this version's scene table lacks.
 
-
-def _scene_sentence(name: object) -> str:
-    """What the store's scene sets (the run's ``scene``), as a paragraph; none without one."""
+    >>> _scene("lego")["width"], _scene("elsewhere")["dataset"], _scene(None)
+    (800, None, None)
+    """
     if not isinstance(name, str):
-        return "<p>Scene: none (each pipeline's default frame and Gaussians).</p>"
+        return None
     from nerframe.scene_table import scene
 
     try:
         place = scene(name)
     except NerframeError:  # a store written with a scene this version does not list
-        return f"<p>Scene: <strong>{_e(name)}</strong> (not in this version's scene table).</p>"
+        return {"name": name, "dataset": None}
     gaussians = (
         f"{place.gaussians:,} Gaussians"
         if place.gaussians
         else "no published Gaussian count (G keeps its default)"
     )
-    return (
-        f"<p>Scene: <strong>{_e(place.name)}</strong> ({_e(place.dataset)}): frames of "
-        f"{place.width}×{place.height} pixels, {gaussians}; "
-        "<code>nerframe scenes --format csv</code> gives each figure's source.</p>"
-    )
+    return {
+        "name": place.name,
+        "dataset": place.dataset,
+        "width": place.width,
+        "height": place.height,
+        "gaussians": gaussians,
+    }
 
 
 def _export(folder: Path, names: list[str], specs: list[dict[str, object]]) -> None:
@@ -701,56 +711,42 @@ def build_report(store: str | Path, output: str | Path | None = None, images: bo
     summary = frames["summary"].sort("graph", "accelerator")
     load = _accelerator_warnings(frames)
     page = _Page([], [])
-    page.add("<h1>nerframe report</h1>")
-    page.add(
-        f'<p class="meta">nerframe {_e(manifest.get("nerframe_version"))}'
-        f" · store created {_e(manifest.get('created'))}</p>"
-    )
-    page.add(
-        "<details><summary>run</summary><pre>"
-        + _e(json.dumps(manifest.get("run"), indent=2, sort_keys=True))
-        + "</pre></details>"
-    )
+    page.add("title")
+    page.add("meta", version=manifest.get("nerframe_version"), created=manifest.get("created"))
+    page.add("run", json=json.dumps(manifest.get("run"), indent=2, sort_keys=True))
     graphs = summary["graph"].unique().sort().to_list()
     slug = _slugs(graphs, _SECTIONS)
     accel_slug = _slugs(summary["accelerator"].unique().sort().to_list())
     ok = summary.filter(status="ok").select("graph", "accelerator").rows()
     own = {accel: _own_system(accel, frames) for accel in sorted({a for _, a in ok})}
     specs = _pair_specs(frames, ok, own)
-    page.add(
-        '<nav><ul><li><a href="#overview">overview</a></li>'
-        '<li><a href="#area-power">area and power</a></li>'
-        '<li><a href="#validation">validation</a></li>'
-        + "".join(f'<li><a href="#{_e(slug[g])}">{_e(g)}</a></li>' for g in graphs)
-        + "</ul></nav>"
-    )
-    page.add('<section id="overview"><h2>Overview</h2>')
+    page.add("nav", links=[(slug[g], g) for g in graphs])
+    page.add("section", id="overview", title="Overview")
     page.figure("matrix", charts.matrix_spec(summary))
-    page.add(_summary_table(summary))
+    page.table([title for _, title in _COLUMNS], _summary_rows(summary))
     run = manifest.get("run")
-    page.add(_conventions(run if isinstance(run, dict) else {}))
+    # the workload conventions the figures follow (README, docs/model.md)
+    conventions = run if isinstance(run, dict) else {}
+    page.add(
+        "conventions",
+        spec=conventions.get("model") == "spec",
+        scene=_scene(conventions.get("scene")),
+    )
     unmapped = summary.filter(pl.col("status") != "ok")
     if unmapped.height:
-        page.add("<h3>Unmapped pairs</h3><ul>")
-        page.add(
-            "".join(
-                f"<li>{_e(g)} on {_e(a)}: {_e(m)}</li>"
-                for g, a, m in unmapped.select("graph", "accelerator", "message").iter_rows()
-            )
-            + "</ul>"
-        )
+        page.add("unmapped", pairs=unmapped.select("graph", "accelerator", "message").rows())
     if load:
-        page.add("<h3>Accelerator load warnings</h3>")
-        page.add(_warning_list([f"{a}: {w}" for a, ws in load.items() for w in ws]))
-    page.add("</section>")
+        page.add("heading", text="Accelerator load warnings")
+        page.add("warnings", entries=[f"{a}: {w}" for a, ws in load.items() for w in ws])
+    page.add("end")
     _area_power_section(page, frames)
     _validation_section(page)
     if "measured" in frames:
         _measured_section(page, frames["measured"])
         _unknown_section(page, run if isinstance(run, dict) else {})
     for graph in graphs:
-        page.add(f'<section id="{_e(slug[graph])}"><h2>{_e(graph)}</h2>')
-        page.add(f'<p class="workload">{_e(_workload(graph, frames, summary))}</p>')
+        page.add("section", id=slug[graph], title=graph)
+        page.add("workload", text=_workload(graph, frames, summary))
         ops = frames["ops"].filter(pl.col("graph") == graph)
         if ops.height:
             page.figure(f"graph--{slug[graph]}", charts.graph_spec(ops, frames["edges"]))
@@ -761,7 +757,7 @@ def build_report(store: str | Path, output: str | Path | None = None, images: bo
                 _pair_section(page, row, specs[pair], own[pair[1]], load.get(pair[1], []), stem)
             else:
                 page.note(f"{row['accelerator']}: {row['status']} ({row['message']})")
-        page.add("</section>")
+        page.add("end")
 
     names = [f.name for f in page.figures]
     target = Path(output) if output is not None else store / "report.html"

@@ -367,3 +367,32 @@ def test_script_bundle_is_cached_across_runs(
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "a.html"))
     assert build_report(store, tmp_path / "c.html").read_text(encoding="utf-8") == first
     report._bundle.cache_clear()
+
+
+def test_every_value_on_the_page_is_escaped(store: Path, tmp_path: Path) -> None:
+    # The template escapes by default (autoescape): markup in the store's own strings
+    # comes out as text, with the entities written here by hand.
+    copy = tmp_path / "hostile"
+    shutil.copytree(store, copy)
+    manifest = json.loads((copy / "store.json").read_text())
+    manifest["created"] = "<b>now</b>"
+    manifest["run"]["scene"] = '<script>alert("x")</script>\''
+    (copy / "store.json").write_text(json.dumps(manifest))
+    page = build_report(copy, tmp_path / "page.html").read_text()
+    assert "store created &lt;b&gt;now&lt;/b&gt;</p>" in page
+    scene = "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&#x27;"
+    assert f"<p>Scene: <strong>{scene}</strong> (not in this version's scene table).</p>" in page
+    assert "<b>now" not in page and 'alert("x")' not in page.split("<body>")[1]
+
+
+def test_the_wheel_ships_the_template() -> None:
+    import fnmatch
+    import tomllib
+
+    root = Path(__file__).resolve().parents[1]
+    project = tomllib.loads((root / "pyproject.toml").read_text())
+    patterns = project["tool"]["setuptools"]["package-data"]["nerframe"]
+    templates = sorted((root / "nerframe" / "templates").iterdir())
+    assert [t.name for t in templates] == ["report.html.j2"]
+    for template in templates:
+        assert any(fnmatch.fnmatch(f"templates/{template.name}", p) for p in patterns)
