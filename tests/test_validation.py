@@ -410,11 +410,11 @@ def test_cli_validate_prints_table_and_summary(capsys: pytest.CaptureFixture[str
 
 
 def test_report_section_lists_every_row_and_the_summary(table: pl.DataFrame) -> None:
-    from nerframe.report import _Page, _validation_section
+    from nerframe.report import _document, _Page, _validation_section
 
     page = _Page([], [])
     _validation_section(page)
-    html = "".join(page.parts)
+    html = _document(page, [])  # the page's blocks through the report's template
     assert '<section id="validation">' in html
     assert html_escape(summary(table)) in html  # "<=" is escaped
     for row_id in table["id"]:
