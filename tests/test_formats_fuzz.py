@@ -269,6 +269,12 @@ def mutated(draw: st.DrawFn, valid: dict[str, Any], *, as_yaml: bool = False) ->
         closing = "]" if marker == "[" else "}"
         nested = marker * depth + "1" + closing * depth
         text = text.replace('"neurex"', nested, 1) if '"neurex"' in text else nested
+    return _as_bytes(draw, text, how)
+
+
+def _as_bytes(draw: st.DrawFn, text: str, how: str, *, to_encode: str | None = None) -> bytes:
+    """`text` in UTF-8, mutated as bytes when `how` says so: bytes inserted, truncated,
+    or (`to_encode`, default `text`) written in another encoding."""
     data = text.encode("utf-8")
     if how == "bytes":
         position = draw(st.integers(0, len(data)))
@@ -276,9 +282,8 @@ def mutated(draw: st.DrawFn, valid: dict[str, Any], *, as_yaml: bool = False) ->
     elif how == "truncate":
         data = data[: draw(st.integers(0, max(len(data) - 1, 0)))]
     elif how == "encode":
-        data = text.encode(
-            draw(st.sampled_from(["utf-16", "utf-32", "latin-1", "cp1252"])), "replace"
-        )
+        encoding = draw(st.sampled_from(["utf-16", "utf-32", "latin-1", "cp1252"]))
+        data = (text if to_encode is None else to_encode).encode(encoding, "replace")
     return data
 
 
@@ -374,16 +379,7 @@ def mutated_scene_table(draw: st.DrawFn) -> bytes:
     elif how == "header":
         header = draw(st.sampled_from([header.upper(), header + ",extra", "", "\ufeff" + header]))
     text = "\n".join([header, *(",".join(r) for r in rows)]) + "\n"
-    data = text.encode("utf-8")
-    if how == "bytes":
-        position = draw(st.integers(0, len(data)))
-        data = data[:position] + draw(st.binary(min_size=1, max_size=4)) + data[position:]
-    elif how == "truncate":
-        data = data[: draw(st.integers(0, max(len(data) - 1, 0)))]
-    elif how == "encode":
-        encoding = draw(st.sampled_from(["utf-16", "utf-32", "latin-1", "cp1252"]))
-        data = text.replace("lego", "légo").encode(encoding, "replace")
-    return data
+    return _as_bytes(draw, text, how, to_encode=text.replace("lego", "légo"))
 
 
 def test_fuzzed_scene_tables() -> None:
