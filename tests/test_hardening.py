@@ -166,6 +166,34 @@ def test_ctrl_c_exits_130_with_one_line(
     assert capsys.readouterr().err == "error: interrupted\n"
 
 
+def test_an_interrupt_python_cannot_propagate_is_not_printed() -> None:
+    # A Ctrl-C that lands in a finaliser (or a C extension's callback) cannot propagate,
+    # and Python would print "Exception ignored in: ..."; the watcher ends the command.
+    interrupts = cli._Interrupts()
+    seen: list[type[BaseException]] = []
+    interrupts._unraisable_hook = lambda info: seen.append(info.exc_type)
+
+    class Finaliser:
+        def __init__(self, error: BaseException) -> None:
+            self.error = error
+
+        def __del__(self) -> None:
+            raise self.error
+
+    previous = sys.unraisablehook
+    sys.unraisablehook = interrupts._unraisable
+    try:
+        Finaliser(KeyboardInterrupt())  # before any Ctrl-C: Python's report stands
+        interrupts.interrupted = True
+        Finaliser(KeyboardInterrupt())
+        Finaliser(ValueError("not an interrupt"))
+    finally:
+        sys.unraisablehook = previous
+        interrupts._read.close()
+        interrupts._write.close()
+    assert seen == [KeyboardInterrupt, ValueError]
+
+
 def test_sigint_during_analyze_leaves_no_traceback_and_no_store(tmp_path: Path) -> None:
     import signal
     import time
