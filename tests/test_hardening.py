@@ -90,6 +90,7 @@ def test_frame_pixels_out_of_range_api(pixels: object) -> None:
         nerframe.pipeline("neurex", frame_pixels=pixels)  # type: ignore[arg-type]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pixels", [0, 10**18, 10**30])
 def test_frame_pixels_out_of_range_file(tmp_path: Path, pixels: int) -> None:
     graph = write_json(tmp_path / "g.json", graph_doc("g", pixels))
@@ -136,6 +137,7 @@ def test_largest_frame_is_scheduled_with_a_positive_frame_time() -> None:
         ),
     ],
 )
+@pytest.mark.slow
 def test_out_of_range_accelerator_values_are_one_line(
     tmp_path: Path, module: int, field: str, value: float, expected: str
 ) -> None:
@@ -275,6 +277,7 @@ def test_analyze_refuses_to_replace_a_sweep_store(tmp_path: Path) -> None:
     assert sorted(p.relative_to(store) for p in store.rglob("*")) == before
 
 
+@pytest.mark.slow
 def test_a_second_run_into_a_locked_store_is_refused(tmp_path: Path) -> None:
     store = tmp_path / "out"
     with locked(store):
@@ -288,6 +291,7 @@ def test_a_second_run_into_a_locked_store_is_refused(tmp_path: Path) -> None:
     assert (store / "store.json").exists()
 
 
+@pytest.mark.slow
 def test_a_second_sweep_into_a_locked_store_is_refused(tmp_path: Path) -> None:
     store = tmp_path / "s"
     grid = {"frequency_mhz": [500, 1000]}
@@ -400,6 +404,7 @@ def test_report_when_every_pair_is_unmapped(tmp_path: Path) -> None:
     ]
 
 
+@pytest.mark.slow
 def test_report_elsewhere_leaves_the_store_alone(tmp_path: Path) -> None:
     store = nerframe.analyze(["neurex"], output=tmp_path / "out", images=True).store
     before = store_files(store)
@@ -490,6 +495,7 @@ def test_write_errors_name_the_target_not_the_temporary_file(
 # --------------------------------------------------- API arguments of other kinds
 
 
+@pytest.mark.slow
 def test_huge_gaussian_counts_schedule_or_fail_in_one_line() -> None:
     def pre_cycles(gaussians: int) -> int:
         result = run_cli(
@@ -701,6 +707,7 @@ def test_every_public_function_and_class_has_a_runnable_example() -> None:
 # ---------------------------------------------------------------------------- CI
 
 
+@pytest.mark.slow
 def test_a_skip_that_is_not_optional_fails_the_run(tmp_path: Path) -> None:
     root = Path(__file__).resolve().parents[1]
     (tmp_path / "conftest.py").write_text((root / "conftest.py").read_text())
@@ -721,6 +728,7 @@ def test_a_skip_that_is_not_optional_fails_the_run(tmp_path: Path) -> None:
     assert "unexpected skip (reason must start with 'optional: '): fixture missing" in done.stdout
 
 
+@pytest.mark.slow
 def test_stores_of_the_other_kind_are_named_as_such(tmp_path: Path) -> None:
     sweep = tmp_path / "sweep"
     nerframe.sweep(nerframe.pipeline("neurex"), "neurex", {"frequency_mhz": [500]}, output=sweep)
@@ -741,6 +749,7 @@ def test_stores_of_the_other_kind_are_named_as_such(tmp_path: Path) -> None:
     assert line.endswith("store.json: not a nerframe result store (not a folder)")
 
 
+@pytest.mark.slow
 def test_a_value_given_twice_in_one_vary_is_refused() -> None:
     args = ["sweep", "neurex", "--hardware", "neurex", "--vary", "frequency_mhz=500,1000,500.0"]
     line = one_error_line(run_cli(*args))
@@ -851,6 +860,7 @@ def test_a_workload_keeps_the_rendered_fraction_of_a_graph_file(tmp_path: Path) 
     assert workload_graph("cicero", {"bitwidth": 8}).rendered_fraction == 0.12
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", ["costs", "schedule", "analyze"])
 def test_a_workload_option_no_op_of_a_graph_file_takes_is_refused(
     tmp_path: Path, command: str
@@ -886,6 +896,7 @@ def test_a_sweep_over_a_dimension_no_op_of_the_graph_takes_is_refused(tmp_path: 
         ('{"graphs": ["neurex"], "hardware": "neurex",\n "graphs": ["gscore"]}', "graphs", 2),
     ],
 )
+@pytest.mark.slow
 def test_a_key_given_twice_in_a_spec_file_is_refused(
     tmp_path: Path, text: str, key: str, line: int
 ) -> None:

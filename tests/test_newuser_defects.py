@@ -119,6 +119,7 @@ def test_d15_named_queries_of_feasible_rows_say_why_they_are_empty(tmp_path: Pat
         ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("store", [False, True])
 def test_d15_the_sweep_command_says_why_it_prints_no_row(tmp_path: Path, store: bool) -> None:
     args = ["sweep", "neurex", "--hardware", "neurex", "--vary", "frequency_mhz=400,800"]
@@ -200,6 +201,7 @@ def test_d18_frame_flops_count_batch_ops_once_per_batch(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- D19
 
 
+@pytest.mark.slow
 def test_d19_dram_utilization_stays_within_1_and_needs_no_warning(tmp_path: Path) -> None:
     # GSCore's overlapping frame ops moved 1.195 times what DRAM can: they now share it.
     result = run_cli("analyze", "gscore", "--hardware", "gscore", "-o", str(tmp_path / "s"))

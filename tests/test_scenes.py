@@ -388,6 +388,7 @@ def test_a_scene_axis_needs_built_in_pipelines_and_the_realistic_model(graph_fil
         ["pipelines", "--scene", "nope", "-o", "OUT/p.csv"],
     ],
 )
+@pytest.mark.slow
 def test_an_unknown_scene_is_one_error_line(args: list[str], tmp_path: Path) -> None:
     result = run_cli(*(a.replace("OUT", str(tmp_path)) for a in args))
     assert result.returncode == 1

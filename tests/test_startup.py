@@ -47,6 +47,7 @@ def test_import_loads_no_submodule() -> None:
     assert not {m.split(".")[0] for m in loaded} & {*HEAVY, "polars", "numba", "pyarrow"}
 
 
+@pytest.mark.slow
 def test_costs_command_imports_only_what_it_runs() -> None:
     loaded = _modules_after(
         "import contextlib, io\nfrom nerframe.cli import main\n"

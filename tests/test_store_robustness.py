@@ -83,6 +83,7 @@ def _say(process: subprocess.Popen[str], text: str) -> None:
     process.stdin.flush()
 
 
+@pytest.mark.slow
 def test_200_takeovers_of_a_dead_owner_s_lock_never_have_two_holders(tmp_path: Path) -> None:
     """Issue 19: the pid-file lock let both of two processes taking over a dead run's
     lock hold it (40 of 200 trials). Two racers start each trial at the same instant
@@ -281,6 +282,7 @@ def test_the_interrupt_policy_lives_in_the_cli_not_the_bar() -> None:
 # ----------------------------------------------------------------------- warnings
 
 
+@pytest.mark.slow
 def test_a_warning_on_the_command_line_is_one_line(tmp_path: Path) -> None:
     """The report: a CLI warning came as a Python warnings dump (path, source line)."""
     store = tmp_path / "s"
@@ -323,6 +325,7 @@ def test_the_api_keeps_nerframe_warnings(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------- packaging
 
 
+@pytest.mark.slow
 def test_costs_run_without_pandas() -> None:
     """The report: with pyarrow 23-25 (and 16, the lowest supported), `nerframe costs`
     failed with "No module named 'pandas'" (pandas is not a dependency)."""
@@ -338,6 +341,7 @@ def test_costs_run_without_pandas() -> None:
 # ------------------------------------------------------------ D1: the user's files
 
 
+@pytest.mark.slow
 def test_analyze_keeps_files_the_user_put_in_its_store(tmp_path: Path) -> None:
     store = tmp_path / "dl"
     assert run_cli("analyze", "neurex", "--hardware", "neurex", "-o", str(store)).returncode == 0
@@ -363,6 +367,7 @@ def test_analyze_still_replaces_an_earlier_store_with_its_report(tmp_path: Path)
 # ------------------------------------------------------------ D4: globs in names
 
 
+@pytest.mark.slow
 def test_brackets_in_store_graph_and_accelerator_names(tmp_path: Path) -> None:
     done = run_cli(*SWEEP, "-o", "sw[1]", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
@@ -440,6 +445,7 @@ def test_an_unreachable_dask_scheduler_leaves_no_store(
 # --------------------------------------------------------- D7: nameless folders
 
 
+@pytest.mark.slow
 def test_output_folders_without_a_name(tmp_path: Path) -> None:
     here = tmp_path / "here"
     here.mkdir()
@@ -467,6 +473,7 @@ def test_output_folders_without_a_name(tmp_path: Path) -> None:
 # -------------------------------------------------------- D8: a range's size
 
 
+@pytest.mark.slow
 def test_a_range_with_a_tiny_step_is_counted_before_it_is_made(tmp_path: Path) -> None:
     (tmp_path / "s4.yaml").write_text(
         "graphs: [neurex]\nhardware: neurex\n"
@@ -511,6 +518,7 @@ def test_a_workload_given_as_text_is_refused_by_name() -> None:
         nerframe.pipeline("neurex", samples=True)
 
 
+@pytest.mark.slow
 def test_a_table_written_to_a_folder_or_a_name_without_suffix(tmp_path: Path) -> None:
     line = one_error_line(run_cli("costs", "neurex", "-o", str(tmp_path)))
     assert (
@@ -522,6 +530,7 @@ def test_a_table_written_to_a_folder_or_a_name_without_suffix(tmp_path: Path) ->
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_roofline_names_its_table_formats_too(tmp_path: Path) -> None:
     line = one_error_line(run_cli("roofline", "neurex", "-o", str(tmp_path / "r.foo")))
     assert line.endswith(
@@ -533,6 +542,7 @@ def test_roofline_names_its_table_formats_too(tmp_path: Path) -> None:
 # -------------------------------------------------------- D25: a lone scheduler
 
 
+@pytest.mark.slow
 def test_a_scheduler_without_the_dask_backend_is_refused(tmp_path: Path) -> None:
     line = one_error_line(
         run_cli(*SWEEP, "--scheduler", "tcp://127.0.0.1:1", "-o", "s", cwd=tmp_path)

@@ -144,6 +144,7 @@ def test_progress_bar_line_and_terminal_only(monkeypatch) -> None:
     assert Progress(10, "x", "u", stream=Terminal()).enabled is False
 
 
+@pytest.mark.slow
 def test_sweep_in_a_pipe_prints_no_progress(tmp_path: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "nerframe.cli", *BASE, "--vary", "frequency_mhz=500,1000"],

@@ -186,6 +186,7 @@ def _idle_cpu(policy: str | None) -> tuple[float, str]:
     return float(seconds), used
 
 
+@pytest.mark.slow
 def test_kernel_threads_sleep_between_sweep_chunks() -> None:
     """OpenMP threads spin about 8 ms after each parallel loop by default (160 ms of
     CPU over these twenty idle pauses); nerframe lets them sleep, unless told otherwise."""

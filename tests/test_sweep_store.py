@@ -121,6 +121,7 @@ nerframe.sweep(spec, output=sys.argv[1])
 """
 
 
+@pytest.mark.slow
 def test_sigkill_at_any_moment_then_resume_gives_the_identical_rows(tmp_path: Path) -> None:
     store = tmp_path / "s"
     script = tmp_path / "sweep.py"
@@ -145,6 +146,7 @@ def test_sigkill_at_any_moment_then_resume_gives_the_identical_rows(tmp_path: Pa
     assert not list(store.rglob("*.tmp"))
 
 
+@pytest.mark.slow
 def test_memory_stays_bounded_whatever_the_grid(tmp_path: Path) -> None:
     """Peak RSS of a 4 M-configuration sweep (printing its best rows) stays near that of a
     small one: the grid and the rows are never all in memory."""
