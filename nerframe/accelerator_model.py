@@ -190,8 +190,10 @@ class Accelerator:
         without a node in the table).
 
         >>> import nerframe
-        >>> round(nerframe.accelerator("neurex").sram_energy_pj_per_byte, 4)  # 28 nm
+        >>> round(nerframe.accelerator("neurex_server").sram_energy_pj_per_byte, 4)  # 28 nm
         1.2665
+        >>> nerframe.accelerator("neurex").sram_energy_pj_per_byte  # the file's own
+        2.411
         """
         if not math.isnan(self.sram_pj_per_byte):
             return self.sram_pj_per_byte

@@ -71,6 +71,15 @@ _RFF = {"input_dim": 3, "num_features": 128, "use_sin_cos": True}
 _HASH = {"input_dim": 3, "num_levels": 16, "features_per_level": 2, "log2_hashmap_size": 19}
 _NGP_MLP = {"in_dim": 32, "num_layers": 4, "layer_width": 64, "out_dim": 64}
 _TINY_MLP = {"in_dim": 32, "num_layers": 3, "layer_width": 64, "out_dim": 4}
+# Instant-NGP's own NeRF networks (Mueller et al., ACM TOG 41(4) 2022, Sec. 5.4;
+# NeuRex p.4-5 runs the same): the density MLP maps the 16 levels x 2 features of
+# the hash encoding through one hidden layer of 64 to 16 values (the first is log
+# density); the colour MLP takes those 16 and the 16 spherical-harmonics
+# coefficients of the view direction (degree 4: bands l <= 3) through two hidden
+# layers of 64 to RGB. num_layers counts weight matrices (kernels.costs._mlp_weights).
+_NGP_DENSITY = {"in_dim": 32, "num_layers": 2, "layer_width": 64, "out_dim": 16}
+_NGP_COLOUR = {"in_dim": 32, "num_layers": 3, "layer_width": 64, "out_dim": 3}
+_NGP_SH_DEGREE = 3  # the catalogue's degree: (3 + 1)^2 = 16 coefficients
 _TILES = {"image_w": 1280, "image_h": 720, "tile": 16, "tile_keep_ratio": 0.1}
 _TILE = 16
 _TILE_COUNT = (1280 // _TILE) * (720 // _TILE)
@@ -167,6 +176,22 @@ PIPELINES: dict[str, Spec] = {
         ((0, 1), (1, 2), (2, 3), (2, 4)),
         description="NeuRex: Instant-NGP hash-grid NeRF",
         hash_grid=True,
+    ),
+    "instant_ngp": Spec(
+        "inference",
+        ("neurex", "neurex_server", "titan_rtx"),
+        (
+            Op("UniformSampler"),
+            Op("HashEncoding", _HASH),
+            Op("MLP", _NGP_DENSITY),
+            Op("SphericalHarmonics", {"degree": _NGP_SH_DEGREE}),
+            Op("MLP", _NGP_COLOUR),
+            Op("RGBRenderer"),
+        ),
+        ((0, 1), (1, 2), (0, 3), (2, 4), (3, 4), (2, 5), (4, 5)),
+        description="Instant-NGP's own NeRF: hash grid, density MLP, SH direction, colour MLP",
+        hash_grid=True,
+        spec_graph="neurex",
     ),
     "cicero": Spec(
         "inference",

@@ -198,6 +198,29 @@ def gathered_bytes(costs: pl.DataFrame, accel: Accelerator) -> np.ndarray:
     return result
 
 
+def table_read_bytes(costs: pl.DataFrame) -> np.ndarray:
+    """On-chip bytes (float64) of each row's hash-table reads: a ``HashEncoding`` row
+    reads ``features_per_level`` features of ``bitwidth`` bits at each of its
+    ``B*N*num_levels*2^input_dim`` corner lookups, which the cost model counts in no
+    byte column (its fine stage ``HashLookup`` counts them as its output, so the
+    fine graph needs nothing added). An accelerator serves them from its grid
+    buffers (NeuRex's grid cache and subgrid buffer, NRX-PDF p.7-8), so they are
+    SRAM traffic; a GPU's, whose SRAM has no access energy here, go to DRAM
+    (`gathered_bytes`).
+
+    >>> import nerframe
+    >>> c = nerframe.costs(nerframe.pipeline("neurex", rays=1, samples=1).ops)
+    >>> table_read_bytes(c).tolist()  # 16 levels x 8 corners x 2 features x 2 bytes
+    [0.0, 512.0, 0.0, 0.0, 0.0]
+    """
+    result = np.zeros(costs.height)
+    rows = (costs.get_column("op_type").cast(pl.String) == "HashEncoding").to_numpy()
+    if rows.any():
+        factors = [*WORK_ITEMS["HashEncoding"]["lookup"], "features_per_level", "bitwidth"]
+        result[rows] = _product(costs, rows, factors) / 8
+    return result
+
+
 def _product(costs: pl.DataFrame, rows: np.ndarray, factors: Sequence[str]) -> np.ndarray:
     """The product of `factors` (numbers, parameter names, ``2^<name>``) over the rows."""
     total = np.ones(np.count_nonzero(rows))

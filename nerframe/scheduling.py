@@ -53,7 +53,7 @@ from nerframe.kernels.dag import Dag, dag
 from nerframe.kernels.frames import FLOAT_FIGURES, frames
 from nerframe.kernels.schedule import ConfigArrays, OpArrays, ScheduleResult, schedule_configs
 from nerframe.kernels.systolic import mlp_gemms, op_traffic
-from nerframe.mapping import gathered_bytes, map_operators, work
+from nerframe.mapping import gathered_bytes, map_operators, table_read_bytes, work
 from nerframe.schemas import BOUND, MODULE_BUSY, SCHEDULE, SUMMARY
 
 PARALLELISM: tuple[Parallelism, ...] = get_args(Parallelism)
@@ -292,6 +292,7 @@ class Mapped:
         on_array = np.array([m.array is not None for m in accel.modules], dtype=bool)[module]
         gemm_ptr, gemms = mlp_gemm_lists(table, on_array)
         respilled, sram_bytes, tiles = array_traffic(table, module, accel, gemm_ptr, gemms)
+        sram_bytes += table_read_bytes(table)
         return cls(
             table,
             module,

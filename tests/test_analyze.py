@@ -18,17 +18,18 @@ def matrix(tmp_path_factory: pytest.TempPathFactory) -> nerframe.Analysis:
     return nerframe.analyze(["all"], "all", output=out, report=False)
 
 
-def test_matrix_has_198_pairs_with_unmapped_reasons(matrix: nerframe.Analysis) -> None:
+def test_matrix_has_216_pairs_with_unmapped_reasons(matrix: nerframe.Analysis) -> None:
     s = matrix.summary
-    # 11 built-in pipelines (gbu_train, 3dgs included) x (10 accelerators + 8 GPUs)
-    assert s.height == 11 * 18
+    # 12 built-in pipelines (gbu_train, 3dgs, instant_ngp included) x (10 accelerators
+    # + 8 GPUs)
+    assert s.height == 12 * 18
     ok = s.filter(status="ok")
     unmapped = s.filter(status="unmapped")
-    assert ok.height + unmapped.height == 198
+    assert ok.height + unmapped.height == 216
     reasons = "has no module for op types|a unit .+ does not count"
     assert unmapped["message"].str.contains(reasons).all()
     # a GPU runs every pipeline
-    assert ok.filter(accelerator="xavier_nx").height == 11
+    assert ok.filter(accelerator="xavier_nx").height == 12
     assert unmapped["fps"].is_null().all()
     assert ok["fps"].is_not_null().all()
     natives = {("neurex", "neurex"), ("gaurast", "gscore"), ("srender", "srender")}
@@ -38,7 +39,7 @@ def test_matrix_has_198_pairs_with_unmapped_reasons(matrix: nerframe.Analysis) -
 def test_store_tables_follow_their_schemas(matrix: nerframe.Analysis) -> None:
     store = matrix.store
     manifest = json.loads((store / "store.json").read_text())
-    assert manifest["rows"]["summary"] == 198
+    assert manifest["rows"]["summary"] == 216
     for table in (
         "ops",
         "edges",

@@ -15,6 +15,7 @@ FEEDBACK = {"gsarch": [(9, 1)], "instant3d": [(7, 2)]}
 NATIVE_OPS = {
     "icarus": 4,
     "neurex": 5,
+    "instant_ngp": 6,
     "cicero": 5,
     "gscore": 5,
     "gaurast": 4,

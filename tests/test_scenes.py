@@ -43,7 +43,7 @@ MEANS = {
     "deep_blending": ("Deep Blending", [(1332, 876), (1264, 832)], 2975634.50),
 }
 GAUSSIAN_PIPELINES = ["gscore", "gaurast", "gsarch", "gbu", "gbu_train", "3dgs"]
-HASH_GRID = ["neurex", "cicero", "srender", "instant3d"]
+HASH_GRID = ["neurex", "cicero", "srender", "instant3d", "instant_ngp"]
 
 
 def half_up(x: float) -> int:

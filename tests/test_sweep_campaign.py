@@ -21,7 +21,7 @@ SPEC = {
     "hardware": "neurex",
     "workload": {"rays": [1024, 4096]},
     "grid": GRID,
-    "constraints": {"area_mm2": 4.0, "avg_power_w": {"max": 0.5}},
+    "constraints": {"area_mm2": 4.0, "avg_power_w": {"max": 1.0}},
 }
 
 
@@ -35,7 +35,7 @@ def test_spec_file_and_dict_give_the_same_rows(tmp_path: Path) -> None:
         "graphs: [neurex]\nhardware: neurex\nworkload: {rays: [1024, 4096]}\n"
         "grid:\n  frequency_mhz: {start: 500, stop: 1000, step: 500}\n"
         "  systolic_array_32x32.count: [1, 2, 4]\n"
-        "constraints: {area_mm2: 4.0, avg_power_w: {max: 0.5}}\n"
+        "constraints: {area_mm2: 4.0, avg_power_w: {max: 1.0}}\n"
     )
     assert nerframe.sweep(path).equals(nerframe.sweep(SPEC))
     as_json = tmp_path / "spec.json"
@@ -87,7 +87,7 @@ def test_workload_axes_of_a_graph_file(graph_file: Path) -> None:
 
 def test_constraints_match_the_figures() -> None:
     result = nerframe.sweep(SPEC)
-    by_hand = (result["area_mm2"] <= 4.0) & (result["avg_power_w"] <= 0.5)
+    by_hand = (result["area_mm2"] <= 4.0) & (result["avg_power_w"] <= 1.0)
     assert result["feasible"].to_list() == by_hand.to_list()
     assert 0 < result["feasible"].sum() < result.height
 
