@@ -9,8 +9,8 @@ on), else with NumPy, and never with a traced model:
   `nerframe.trace.capture` puts on every module (torch only; 0 with NumPy);
 - **GEMM throughput**: ``linear`` (with bias, as ``nn.Linear``) on a grid of ``K × N``
   shapes, narrow to wide (1…1024), float32, for each of ``M`` = 256, 4,096 and
-  16,384 rows (the rate depends on ``M`` too: a small ``M`` does not amortise the
-  kernel's set-up and packing of the weights, a large one streams out of cache);
+  16,384 rows (the rate depends on ``M`` too: ``linear`` with K, N <= 64 measured
+  about half the rate at M = 8,192 as at 4,096, ``docs/model.md``);
 - **bandwidth** by size, into fresh memory (``add(a, 1)``: a new output) and into
   reused memory (``add(a, 1, out=b)``), counted as the bytes read plus written;
 - **element rates**: output elements per second of a contiguous ``add``, of a
