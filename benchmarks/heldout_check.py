@@ -1,6 +1,6 @@
 """Validate the host model on the held-out pair (`heldout_models.py`), on this machine.
 
-Run from the repository root (not collected by pytest; it takes about a minute)::
+Run from the repository root (not collected by pytest; it takes about two minutes)::
 
     .venv/bin/python benchmarks/heldout_check.py [--out DIR] [--probe FILE] [--repeats 5]
 

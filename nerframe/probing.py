@@ -7,8 +7,10 @@ on), else with NumPy, and never with a traced model:
   one-element tensors) timed over many calls; ``view_s``, one tiny ``view``;
   ``module_s``, one call of a module that does nothing, with the timing hooks
   `nerframe.trace.capture` puts on every module (torch only; 0 with NumPy);
-- **GEMM throughput**: ``linear`` (with bias, as ``nn.Linear``) of ``M = 4096`` rows
-  on a grid of ``K × N`` shapes, narrow to wide (1…1024), float32;
+- **GEMM throughput**: ``linear`` (with bias, as ``nn.Linear``) on a grid of ``K × N``
+  shapes, narrow to wide (1…1024), float32, for each of ``M`` = 256, 4,096 and
+  16,384 rows (the rate depends on ``M`` too: ``linear`` with K, N <= 64 measured
+  about half the rate at M = 8,192 as at 4,096, ``docs/model.md``);
 - **bandwidth** by size, into fresh memory (``add(a, 1)``: a new output) and into
   reused memory (``add(a, 1, out=b)``), counted as the bytes read plus written;
 - **element rates**: output elements per second of a contiguous ``add``, of a
@@ -30,8 +32,10 @@ holds at least half a core on average, so a multi-threaded GEMM competes for eve
 core), unless ``force``; the record keeps the load before and after, the CPU count
 and ``busy``.
 
-**Format** (``nerframe schema probe``, `nerframe.formats.probe.ProbeFile`): version 2,
-``"format": "nerframe-probe"``. A file without ``format`` is a version-1 result
+**Format** (``nerframe schema probe``, `nerframe.formats.probe.ProbeFile`): version 3,
+``"format": "nerframe-probe"``; version 3 holds a GEMM grid per ``M``. A version-2
+file (one ``M``) is read as it is: its GEMM rate does not depend on ``M``. A file
+without ``format`` is a version-1 result
 (peak and bandwidth only, written before the host model): it is still read as the
 roofline system ``host`` (`host_system`), and `host_predictor` predicts with that
 roofline as before; `host_model` refuses it with a message to probe again.
@@ -65,13 +69,14 @@ ENVIRONMENT = "NERFRAME_PROBE"
 """The environment variable that names the probe result's path."""
 
 FORMAT = "nerframe-probe"
-VERSION = 2
-"""The version written: 2 holds the host model's measurements (1: peak and bandwidth)."""
+VERSION = 3
+"""The version written: 3 holds a GEMM grid per ``M``; 2 had one ``M`` (4,096); 1 peak
+and bandwidth only."""
 
 GEMM_SIZES = (1, 4, 16, 64, 256, 1024)
 """The K and N of the probed GEMMs (every pair)."""
-GEMM_ROWS = 4096
-"""The M of the probed GEMMs."""
+GEMM_ROWS = (256, 4096, 16384)
+"""The M of the probed GEMMs (a full K × N grid for each)."""
 COPY_BYTES = tuple(2**e for e in range(12, 28, 3))
 """Array sizes of the bandwidth probes (4 KiB … 128 MiB)."""
 TABLE_ROWS = (2**10, 2**14, 2**19)
@@ -88,14 +93,14 @@ broadcast ``mul`` of ``(R, 1, 3)`` by ``(1, S, 1)`` (rays × samples points)."""
 @dataclass(frozen=True)
 class _Sizes:
     gemm: tuple[int, ...] = GEMM_SIZES
-    rows: int = GEMM_ROWS
+    rows: tuple[int, ...] = GEMM_ROWS
     copy: tuple[int, ...] = COPY_BYTES
     table: tuple[int, ...] = TABLE_ROWS
     gathered: int = GATHERED
     elements: int = ELEMENTS
 
 
-QUICK = _Sizes((4, 64), 256, (2**12, 2**18), (2**10,), 2**12, 3 * 2**10)
+QUICK = _Sizes((4, 64), (64, 256), (2**12, 2**18), (2**10,), 2**12, 3 * 2**10)
 """The small probe of ``quick=True`` (tests, examples): the same code on small sizes."""
 
 BUSY_MARGIN = 0.5
@@ -197,20 +202,20 @@ def _measure(bench: _TorchBench | _NumpyBench, sizes: _Sizes) -> dict[str, Any]:
     call_s = _per_call(bench.tiny())
     view_s = _per_call(bench.view())
     module_s = _per_call(bench.module()) if isinstance(bench, _TorchBench) else 0.0
-    rows = sizes.rows
     gemm: list[dict[str, Any]] = []
-    for k in sizes.gemm:
-        for n in sizes.gemm:
-            seconds = _net(_per_call(bench.gemm(rows, k, n)), call_s)
-            gemm.append(
-                {
-                    "m": rows,
-                    "k": k,
-                    "n": n,
-                    "dtype": "float32",
-                    "flops_per_s": 2 * rows * k * n / seconds,
-                }
-            )
+    for rows in sizes.rows:
+        for k in sizes.gemm:
+            for n in sizes.gemm:
+                seconds = _net(_per_call(bench.gemm(rows, k, n)), call_s)
+                gemm.append(
+                    {
+                        "m": rows,
+                        "k": k,
+                        "n": n,
+                        "dtype": "float32",
+                        "flops_per_s": 2 * rows * k * n / seconds,
+                    }
+                )
     fresh: list[dict[str, float]] = []
     reused: list[dict[str, float]] = []
     for nbytes in sizes.copy:
@@ -249,8 +254,9 @@ def _measure(bench: _TorchBench | _NumpyBench, sizes: _Sizes) -> dict[str, Any]:
         "processor": platform.processor() or platform.machine(),
         "method": (
             f"{bench.name}; medians of 5 batches; fixed costs: add of 1-element tensors, "
-            f"view, a no-op module with capture's hooks; GEMM: linear with bias, M={rows}, "
-            f"K x N grid; bandwidth: add(a, 1) fresh and out=, bytes read + written; "
+            f"view, a no-op module with capture's hooks; GEMM: linear with bias, K x N grid "
+            f"for M in {list(sizes.rows)}; bandwidth: add(a, 1) fresh and out=, bytes read "
+            f"+ written; "
             f"element rates: add, sin, broadcast mul of {sizes.elements} elements; "
             f"gather: {gathered} random rows of 2 float32; rates net of the call cost"
         ),
@@ -440,7 +446,7 @@ def host_system(path: str | Path | None = None) -> System:
 
 
 def host_model(path: str | Path | None = None) -> HostModel:
-    """The host model (`nerframe.trace.host`) of a stored version-2 probe result; a
+    """The host model (`nerframe.trace.host`) of a stored probe result (version 2 or 3); a
     version-1 result is refused with what to run.
 
     >>> import tempfile
@@ -481,7 +487,7 @@ def host_model(path: str | Path | None = None) -> HostModel:
 
 
 def host_predictor(path: str | Path | None = None) -> HostModel | System:
-    """What predicts traced ops on this machine: the host model of a version-2 probe
+    """What predicts traced ops on this machine: the host model of a version-2 or -3 probe
     result, the roofline system ``host`` of a version-1 one (read as before).
 
     >>> import tempfile

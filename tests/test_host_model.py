@@ -60,6 +60,52 @@ def test_gemm_rate_is_bilinear_in_log_shape_and_clamped() -> None:
     assert MODEL.gemm_rate(64, 64, "float16") == pytest.approx(16e9)  # no fp16 point: fp32
 
 
+def test_gemm_rate_is_interpolated_in_log_m_between_probed_rows() -> None:
+    # M = 256 and 4,096 (log2 8 and 12), each a 2 x 2 grid of K, N in {4, 64}: at M =
+    # 256 every shape runs at 1 GFLOP/s, at M = 4,096 at 16 GFLOP/s but K = N = 64 at 64
+    grid = tuple(
+        (m, k, n, F32, rate * (4.0 if (m, k, n) == (4096, 64, 64) else 1.0))
+        for m, rate in ((256, 1e9), (4096, 16e9))
+        for k in (4, 64)
+        for n in (4, 64)
+    )
+    model = HostModel(1e-6, 0.5e-6, 0, grid, ((1e3, 1e9),), ((1e3, 1e9),), ((1e3, 1e6),))
+    # M = 1,024 is halfway in log2 (10): sqrt(1 * 16) = 4 GFLOP/s
+    assert model.gemm_rate(4, 4, F32, m=1024) == pytest.approx(4e9)
+    # M = 2,048 (log2 11, three quarters) at K = N = 64: 1^(1/4) * 64^(3/4) = 22.63
+    assert model.gemm_rate(64, 64, F32, m=2048) == pytest.approx(64e9**0.75 * 1e9**0.25)
+    # K = N = 16, halfway on both (bilinear: geometric mean of the corners), at M = 4,096:
+    # (16 * 16 * 16 * 64)^(1/4) = 22.63 GFLOP/s
+    assert model.gemm_rate(16, 16, F32, m=4096) == pytest.approx((16**3 * 64) ** 0.25 * 1e9)
+    # clamped below and above the probed M; None: the largest M
+    assert model.gemm_rate(4, 4, F32, m=8) == pytest.approx(1e9)
+    assert model.gemm_rate(4, 4, F32, m=10**6) == pytest.approx(16e9)
+    assert model.gemm_rate(4, 4, F32) == pytest.approx(16e9)
+    # a linear's M is every output dimension but the last: 2 x 512 = 1,024 rows, 4 GFLOP/s
+    linear = kernel("linear", [[2, 512, 4], [4, 4], [4]], [[2, 512, 4]])
+    assert model.kernel_seconds(linear)[0] == pytest.approx(1e-6 + 2 * 1024 * 4 * 4 / 4e9)
+    # a plane that is not a full grid is refused when used
+    holed = HostModel(0, 0, 0, grid[:3] + grid[4:], ((1, 1),), ((1, 1),), ((1, 1),))
+    with pytest.raises(NerframeError, match=r"not a full K × N grid"):
+        holed.gemm_rate(16, 16, F32, m=256)
+
+
+def test_only_inputs_expanded_to_the_output_are_broadcasts() -> None:
+    # cat of (1000, 3) and (1000, 5) into (1000, 8): 64,000 bytes moved (read and
+    # written) at the fresh bandwidth, 64 kB lying 0.6 of the way in log from 1 kB to
+    # 1 MB: 10^(9 + 2 * log10(64) / 3) B/s; not 8,000 elements at the broadcast rate
+    cat = kernel("cat", [[1000, 3], [1000, 5]], [[1000, 8]])
+    rate = 10 ** (9 + 2 * math.log10(64) / 3)
+    assert MODEL.kernel_seconds(cat)[0] == pytest.approx(1e-6 + 64000 / rate)
+    # a reduction (8192, 8, 3) -> (8192, 8) reads more than it writes: no broadcast
+    total = kernel("sum", [[8192, 8, 3]], [[8192, 8]])
+    moved = 4 * 8192 * 8 * 4
+    assert MODEL.kernel_seconds(total)[0] == pytest.approx(1e-6 + moved / 100e9)
+    # where(mask (1, 8, 3), a (8192, 1, 3), b (8192, 1, 3)) -> (8192, 8, 3): broadcast
+    where = kernel("where", [[1, 8, 3], [8192, 1, 3], [8192, 1, 3]], [[8192, 8, 3]])
+    assert MODEL.kernel_seconds(where)[0] == pytest.approx(1e-6 + 8192 * 24 / 50e6)
+
+
 def test_bandwidth_is_log_log_interpolated_fresh_or_reused() -> None:
     # 31,623 bytes is halfway in log between 1 kB and 1 MB: sqrt(1 * 100) = 10 GB/s
     assert MODEL.bandwidth(10**4.5) == pytest.approx(10e9)

@@ -37,7 +37,7 @@ def test_probe_stores_a_host_system(probe_file: Path) -> None:
     record = nerframe.probe(quick=True, load=lambda: IDLE, cpus=2)
     stored = json.loads(probe_file.read_text())
     assert stored == record and stored["system"] == "host"
-    assert (stored["format"], stored["version"]) == ("nerframe-probe", 2)
+    assert (stored["format"], stored["version"]) == ("nerframe-probe", 3)
     assert stored["load"] == list(IDLE) and stored["cpus"] == 2 and stored["busy"] is False
     assert stored["peak_tflops"] > 0 and stored["bandwidth_gbps"] > 0
     host = nerframe.rooflines.system("host")
@@ -49,7 +49,10 @@ def test_probe_stores_a_host_system(probe_file: Path) -> None:
     assert record["peak_tflops"] == max(g["flops_per_s"] for g in record["gemm"]) / 1e12
     assert record["bandwidth_gbps"] == record["reused"][-1]["bytes_per_s"] / 1e9
     model = host_model(probe_file)  # the declared format (nerframe schema probe) reads it
-    assert {(g[1], g[2]) for g in model.gemm} == {(4, 4), (4, 64), (64, 4), (64, 64)}
+    # a full K x N grid for each M (version 3)
+    assert sorted((g[0], g[1], g[2]) for g in model.gemm) == [
+        (m, k, n) for m in (64, 256) for k in (4, 64) for n in (4, 64)
+    ]
     assert dict(model.elements).keys() == {"simple", "special", "broadcast"}
     assert model.call_s > 0 and model.view_s > 0 and model.threads == record["threads"]
 
@@ -104,7 +107,7 @@ def test_a_version_1_probe_is_read_as_before(tmp_path: Path) -> None:
     with pytest.raises(NerframeError, match=r"version-1 host probe result .* run 'nerframe probe'"):
         host_model(old)
     future = tmp_path / "future.json"
-    future.write_text(json.dumps({"format": "nerframe-probe", "version": 3}))
+    future.write_text(json.dumps({"format": "nerframe-probe", "version": 4}))
     with pytest.raises(NerframeError, match=r"future.json: field 'version'"):
         host_model(future)
 

@@ -62,12 +62,12 @@ class ElementPoint(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
 
 
 class ProbeFile(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    """A host probe result (version 2)."""
+    """A host probe result (version 3, or 2)."""
 
     format: Literal["nerframe-probe"]
     """Always ``nerframe-probe`` (absent in version 1)."""
-    version: Literal[2]
-    """2."""
+    version: Literal[2, 3]
+    """3 (written): a K × N grid per ``M``; 2: one ``M``, read as it is."""
     system: str = "host"
     """Always ``host``."""
     peak_tflops: Positive
@@ -81,7 +81,7 @@ class ProbeFile(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     module_s: Seconds
     """Fixed cost of one module call with the capture's timing hooks (0: not measured)."""
     gemm: Annotated[list[GemmPoint], msgspec.Meta(min_length=1)]
-    """GEMM throughput on a full grid of K × N (per dtype)."""
+    """GEMM throughput on a full grid of K × N for each M (per dtype)."""
     fresh: Annotated[list[CopyPoint], msgspec.Meta(min_length=1)]
     """Bandwidth into fresh memory, by size."""
     reused: Annotated[list[CopyPoint], msgspec.Meta(min_length=1)]

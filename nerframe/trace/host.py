@@ -8,9 +8,12 @@ kernel's time:
 - a **view** (its output shares an input's memory: ``reshape``, slicing) moves no
   data: ``view_s``;
 - a **GEMM** (``linear``, ``matmul``, ``mm``, ``addmm``, ``bmm``…; ``M×K`` by
-  ``K×N``): ``call_s + 2·M·K·N / R(K, N)``, where ``R`` is the GEMM throughput
-  the probe measured on a grid of ``K × N`` shapes (``M`` fixed), interpolated
-  bilinearly in ``(log2 K, log2 N)`` on ``log R`` and clamped to the grid;
+  ``K×N``, ``M`` the output's rows: every dimension but the last): ``call_s +
+  2·M·K·N / R(M, K, N)``, where ``R`` is the GEMM throughput the probe measured on a
+  grid of ``K × N`` shapes for each of a few ``M``, interpolated bilinearly in
+  ``(log2 K, log2 N)`` on ``log R`` on each ``M``, then linearly in ``log2 M``, and
+  clamped to the grid (a version-2 probe has one ``M``: the rate does not depend on
+  it);
 - a **gather** (``__getitem__``, ``index_select``, ``gather``, ``embedding``… with an
   integer index tensor): ``call_s + rows / G(table)``, where ``rows`` is the index
   tensor's size and ``G`` the probe's gather rate (rows per second, random rows of a
@@ -21,16 +24,16 @@ kernel's time:
   memory (a new output) or into reused memory (``out=``, in place), interpolated in
   log-log by the bytes, ``elements`` the output's size and ``E`` the probe's element
   rate of its kind: ``special`` for transcendental functions (`SPECIAL`),
-  ``broadcast`` when an input of more than one element has another shape than the
-  output, else ``simple``.
+  ``broadcast`` when an input of more than one element is expanded to the output's
+  shape (NumPy's rule; a reduction's or a ``cat``'s inputs are not), else ``simple``.
 
 Every term is a probe measurement (`nerframe.probing`): ``call_s`` a tiny
 element-wise op timed over many calls, ``view_s`` a tiny ``view``, ``module_s`` a
 module that does nothing called with the capture's own timing hooks. The probe's
 rates are net of ``call_s`` (its time minus the fixed cost), so that the two add.
-Assumptions: the GEMM rate does not depend on ``M`` (the probe runs ``M = 4096``;
-small ``M`` is dominated by the fixed cost), and a gather's rate does not depend
-on the row width (the probe's rows are two float32, a hash grid's).
+Assumptions: the GEMM rate is smooth in ``log M`` between the probed ``M`` and
+constant beyond them, and a gather's rate does not depend on the row width (the
+probe's rows are two float32, a hash grid's).
 
 A call recorded without kernels (trace versions 1 and 2) is predicted from its
 costs: ``call_s`` plus the larger of its FLOPs at the best GEMM rate and its bytes
@@ -119,32 +122,34 @@ class HostModel:
             if not all(math.isfinite(p[-1]) and p[-1] > 0 for p in points):
                 raise NerframeError(f"host model: every {name} rate must be positive")
 
-    def gemm_rate(self, k: int, n: int, dtype: str) -> float:
-        """FLOP/s of a GEMM with inner size `k` and `n` outputs: bilinear in (log2 k,
-        log2 n) on the log rate over the probe's grid of `dtype` (float32 when the
-        probe has no point of that dtype), clamped to the grid.
+    def gemm_rate(self, k: int, n: int, dtype: str, *, m: float | None = None) -> float:
+        """FLOP/s of a GEMM of `m` rows, inner size `k` and `n` outputs: on each probed
+        ``M``, bilinear in (log2 k, log2 n) on the log rate over that ``M``'s grid; then
+        linear in log2 m on the log rate between the two probed ``M`` around `m`; clamped
+        to the grid on every axis. Points of `dtype` are used (float32 when the probe has
+        none of that dtype); `m` None takes the largest ``M`` probed.
 
         >>> m = HostModel(0, 0, 0, ((9, 1, 1, "float32", 1e9), (9, 1, 4, "float32", 1e9),
         ...               (9, 4, 1, "float32", 4e9), (9, 4, 4, "float32", 4e9)),
         ...               ((1, 1),), ((1, 1),), ((1, 1),))
         >>> round(m.gemm_rate(2, 3, "float32") / 1e9, 6)  # halfway in log2 k: sqrt(1 * 4)
         2.0
+        >>> two = HostModel(0, 0, 0, ((4, 8, 8, "float32", 1e9), (64, 8, 8, "float32", 16e9)),
+        ...                 ((1, 1),), ((1, 1),), ((1, 1),))
+        >>> round(two.gemm_rate(8, 8, "float32", m=16) / 1e9, 6)  # halfway in log2 m
+        4.0
         """
         points = [p for p in self.gemm if p[3] == dtype] or [
             p for p in self.gemm if p[3] == "float32"
         ]
         points = points or list(self.gemm)
-        table = {(math.log2(p[1]), math.log2(p[2])): math.log(p[4]) for p in points}
-        ks = sorted({key[0] for key in table})
-        ns = sorted({key[1] for key in table})
+        rows = sorted({math.log2(p[0]) for p in points})
+        z = rows[-1] if m is None else math.log2(max(m, 1))
+        m0, m1, tm = _bracket(rows, z)
         x, y = math.log2(max(k, 1)), math.log2(max(n, 1))
-        (k0, k1, tk), (n0, n1, tn) = _bracket(ks, x), _bracket(ns, y)
-        corners = [(k0, n0), (k0, n1), (k1, n0), (k1, n1)]
-        if not all(c in table for c in corners):
-            raise NerframeError("host model: the GEMM measurements are not a full K × N grid")
-        low = table[(k0, n0)] * (1 - tn) + table[(k0, n1)] * tn
-        high = table[(k1, n0)] * (1 - tn) + table[(k1, n1)] * tn
-        return math.exp(low * (1 - tk) + high * tk)
+        low = _plane([p for p in points if math.log2(p[0]) == m0], x, y)
+        high = low if m1 == m0 else _plane([p for p in points if math.log2(p[0]) == m1], x, y)
+        return math.exp(low * (1 - tm) + high * tm)
 
     def bandwidth(self, nbytes: float, *, reused: bool = False) -> float:
         """Bytes/s moving `nbytes` into fresh (or, `reused`, existing) memory, log-log
@@ -180,7 +185,8 @@ class HostModel:
                 out = kernel.outputs[0]
                 flops = 2.0 * math.prod(out) * k
                 dtype = kernel.output_dtypes[0] if kernel.output_dtypes else "float32"
-                return self.call_s + flops / self.gemm_rate(k, out[-1], dtype), "gemm"
+                rate = self.gemm_rate(k, out[-1], dtype, m=math.prod(out[:-1]))
+                return self.call_s + flops / rate, "gemm"
         if kernel.name in GATHERS:
             indices = [
                 math.prod(s)
@@ -224,9 +230,24 @@ def _element_kind(kernel: Kernel) -> str:
     if kernel.name in SPECIAL:
         return "special"
     out = kernel.outputs[0] if kernel.outputs else []
-    if any(shape != out and math.prod(shape) > 1 for shape in kernel.inputs):
+    if any(_expanded(shape, out) for shape in kernel.inputs):
         return "broadcast"
     return "simple"
+
+
+def _expanded(shape: Sequence[int], out: Sequence[int]) -> bool:
+    """Whether an input of `shape` is broadcast to `out`: more than one element, fewer
+    than `out`, and every trailing dimension equal to `out`'s or 1 (NumPy's rule). An
+    input larger than the output (a reduction) or of another layout (``cat``) is not.
+
+    >>> _expanded([128, 1, 3], [128, 64, 3]), _expanded([8192, 3], [8192, 27])
+    (True, False)
+    >>> _expanded([8192, 8, 3], [8192, 8]), _expanded([1], [4, 4])
+    (False, False)
+    """
+    if not 1 < math.prod(shape) < math.prod(out) or len(shape) > len(out):
+        return False
+    return all(a in (b, 1) for a, b in zip(reversed(shape), reversed(out), strict=False))
 
 
 def _nbytes(shape: Sequence[int], dtype: str) -> float:
@@ -243,6 +264,20 @@ def _bracket(grid: list[float], x: float) -> tuple[float, float, float]:
     i = bisect.bisect_right(grid, x)
     lo, hi = grid[i - 1], grid[i]
     return lo, hi, (x - lo) / (hi - lo)
+
+
+def _plane(points: Sequence[tuple[int, int, int, str, float]], x: float, y: float) -> float:
+    """The log GEMM rate at (log2 K, log2 N) = (`x`, `y`), bilinear over `points` (one
+    ``M``'s full K × N grid), clamped to it."""
+    table = {(math.log2(p[1]), math.log2(p[2])): math.log(p[4]) for p in points}
+    ks = sorted({key[0] for key in table})
+    ns = sorted({key[1] for key in table})
+    (k0, k1, tk), (n0, n1, tn) = _bracket(ks, x), _bracket(ns, y)
+    if not all(c in table for c in ((k0, n0), (k0, n1), (k1, n0), (k1, n1))):
+        raise NerframeError("host model: the GEMM measurements are not a full K × N grid")
+    low = table[(k0, n0)] * (1 - tn) + table[(k0, n1)] * tn
+    high = table[(k1, n0)] * (1 - tn) + table[(k1, n1)] * tn
+    return low * (1 - tk) + high * tk
 
 
 def _loglog(points: Sequence[Point], x: float) -> float:
