@@ -208,6 +208,21 @@ def test_3dgs_kernel_costs_are_the_rasteriser_s() -> None:
     assert c["TileBlend"]["bytes_total"] == pairs * 10 * 4
 
 
+def test_six_onesweep_passes_hold_for_every_scene_frame() -> None:
+    # RadixSort's per-pair bytes are fixed at six passes. 3DGS sorts 32 + getHigherMsb(
+    # tiles) key bits (the tiles' bit length), and CUB's onesweep takes 8 bits a pass on
+    # every GPU here (dispatch_radix_sort.cuh, Policy700 and Policy800: ONESWEEP for
+    # keys of 4 bytes or more, ONESWEEP_RADIX_BITS = 8), so every frame of the scene
+    # table, 2,074 tiles (Tanks&Temples) to 6,208 (bonsai), needs six
+    for row in nerframe.scenes().iter_rows(named=True):
+        tiles = (row["width"] // 16) * (row["height"] // 16)
+        assert math.ceil((32 + tiles.bit_length()) / 8) == 6, row["name"]
+    bonsai = nerframe.pipeline("3dgs", scene="bonsai")
+    sort = nerframe.costs(bonsai.ops).filter(op_type="RadixSort").row(0, named=True)
+    pairs = math.ceil(0.5 * 1_240_000) * 6
+    assert sort["bytes_total"] == pairs * (8 + 6 * 2 * 12 + 8)
+
+
 def test_fragments_per_gaussian_is_a_workload_parameter() -> None:
     base = nerframe.pipeline("3dgs").ops.filter(op_type="TileBlend")
     more = nerframe.pipeline("3dgs", fragments_per_gaussian=322).ops.filter(op_type="TileBlend")
