@@ -32,13 +32,7 @@ from nerframe.accelerator_model import Accelerator
 from nerframe.atomic import atomic_folder
 from nerframe.builtin_pipelines import PIPELINES, load_graph
 from nerframe.costing import costs
-from nerframe.errors import (
-    InvalidInputError,
-    NerframeError,
-    StoreError,
-    UnmappedError,
-    check_flag,
-)
+from nerframe.errors import InvalidInputError, NerframeError, StoreError, UnmappedError, check_flag
 from nerframe.graphs import Graph, expand_graph
 from nerframe.hardware import BUILTIN, accelerator, accelerator_table, module_table
 from nerframe.progress import Progress
@@ -388,7 +382,7 @@ def _hardware(g: Graph, hardware: list[str | Accelerator]) -> list[str | Acceler
             chosen += BUILTIN
         elif item == "native":
             if g.name not in PIPELINES:
-                raise NerframeError(
+                raise InvalidInputError(
                     f"graph {g.name!r} has no native accelerator; name one with --hardware"
                 )
             chosen += PIPELINES[g.name].native
