@@ -32,7 +32,13 @@ from nerframe.accelerator_model import Accelerator
 from nerframe.atomic import atomic_folder
 from nerframe.builtin_pipelines import PIPELINES, load_graph
 from nerframe.costing import costs
-from nerframe.errors import InvalidInputError, NerframeError, StoreError, UnmappedError, check_flag
+from nerframe.errors import (
+    InvalidInputError,
+    NerframeError,
+    StoreError,
+    UnmappedError,
+    check_flag,
+)
 from nerframe.graphs import Graph, expand_graph
 from nerframe.hardware import BUILTIN, accelerator, accelerator_table, module_table
 from nerframe.progress import Progress
