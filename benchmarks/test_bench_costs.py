@@ -21,8 +21,9 @@ import pytest
 from numba import njit, prange
 
 import nerframe
+from nerframe.cost_inputs import kernel_inputs
 from nerframe.costing import kernel_columns
-from nerframe.kernels.costs import CostOutputs, cost_kernel, kernel_inputs
+from nerframe.kernels.costs import CostOutputs, cost_kernel
 from nerframe.kernels.reference_costs import reference_cost
 from nerframe.taxonomy import op_types
 

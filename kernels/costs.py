@@ -16,28 +16,27 @@ stay below 2**53, which the kernel checks for the element counts (it reports how
 many rows exceed it, so the caller can refuse them). `kernels.reference_costs`
 is the scalar oracle it is tested against.
 
+The kernel reads arrays only: the API layer (`nerframe.cost_inputs`) builds
+`CostInputs` from ops columns and the catalogue's tables.
+
 >>> import numpy as np
->>> from nerframe.kernels.costs import cost_columns
->>> out = cost_columns({"op_type": np.array([0], np.uint8), "B": np.array([4096]),
-...                     "N": np.array([64])})
->>> float(out["flops"][0]), int(out["elems_in"][0]), float(out["bytes_out"][0])
-(262144.0, 4096, 524288.0)
+>>> from nerframe.cost_inputs import kernel_inputs
+>>> inputs = kernel_inputs({"op_type": np.array([0], np.uint8), "B": np.array([4096]),
+...                         "N": np.array([64])})
+>>> out = CostOutputs(np.empty(1), np.empty((3, 1), np.int64), np.empty((4, 1)), np.empty(1))
+>>> cost_kernel(inputs, out), float(out.flops[0]), int(out.elems[0, 0]), float(out.nbytes[2, 0])
+((0, 0), 262144.0, 4096, 524288.0)
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from functools import cache
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
-import polars as pl
 from numba import get_num_threads, njit
-
-from nerframe.schemas import OPS
-from nerframe.taxonomy import OP_TYPES, PARAMETERS, op_types
 
 EXACT_LIMIT = 2.0**53
 """Largest element count the kernel represents exactly."""
@@ -46,6 +45,78 @@ PARALLEL_FROM = 4096
 """Tables with fewer rows are costed on the calling thread: waking the thread
 pool costs more than it saves, and far more when other processes hold the cores."""
 
+# The catalogue as the kernel's formulas are written for it: op types in catalogue
+# order (the position is the dispatch code), the parameter columns in ops-table
+# order and each count parameter's minimum (nerframe.taxonomy). Kernels import
+# nothing from the API layer, so these are declared here and tests/test_costs.py
+# checks them against the catalogue; numba freezes them into its cached machine
+# code, which it re-validates against this file only: a catalogue change must
+# touch this file too.
+OP_TYPES = (
+    "UniformSampler",
+    "PDFSampler",
+    "FrustumCulling",
+    "Projection",
+    "AABBIntersection",
+    "OBBIntersection",
+    "FrustumCullingProjection",
+    "HashEncoding",
+    "IndexGeneration",
+    "HashLookup",
+    "Interpolation",
+    "PointArrange",
+    "RFFEncoding",
+    "MLP",
+    "SphericalHarmonics",
+    "RGBRenderer",
+    "DensityRenderer",
+    "Sorting",
+    "GaussianAlphaBlend",
+    "SubtileSkip",
+    "SensitivityPrediction",
+    "Recovery",
+    "TileMerging",
+    "FeatureCompute",
+    "GradientCompute",
+    "GradientPruning",
+    "Rearrangement",
+    "RowProcessing",
+    "RowGeneration",
+    "DecompBinning",
+    "FRM",
+    "BUM",
+    "GaussianPreprocess",
+    "TileDuplicate",
+    "RadixSort",
+    "TileBlend",
+)
+PARAMETERS = (
+    "B",
+    "N",
+    "G",
+    "input_dim",
+    "num_levels",
+    "features_per_level",
+    "log2_hashmap_size",
+    "num_features",
+    "use_sin_cos",
+    "in_dim",
+    "num_layers",
+    "layer_width",
+    "out_dim",
+    "skip_connections",
+    "use_bias",
+    "degree",
+    "cull_ratio",
+    "image_w",
+    "image_h",
+    "tile",
+    "tile_keep_ratio",
+    "tiles_per_gaussian",
+    "coarse_prop",
+    "patch_size",
+    "channels",
+)
 N_TYPES = len(OP_TYPES)
 
 BLOCK = 2048
@@ -75,27 +146,11 @@ RECOVERY = OP_TYPES.index("Recovery")
 GRADIENT = OP_TYPES.index("GradientCompute")
 REARRANGE = OP_TYPES.index("Rearrangement")
 
-# Per-sample multiples (flops, A, W, O) of the op types whose costs are all
-# multiples of B*N, from the catalogue; a negative A or O multiple means "per
-# ray" (a multiple of B instead of BN: the GPU op types TileDuplicate and TileBlend
-# read per Gaussian or per pair). numba freezes these tables into its cached
-# machine code, which it re-validates against this file only: a catalogue change
-# must touch this file too.
-_PIXELWISE = np.zeros((len(OP_TYPES) + 1, 4), np.float64)
-for _t in op_types().values():
-    if _t.per_element is not None:
-        _PIXELWISE[_t.code] = _t.per_element
-PIXELWISE = _PIXELWISE
-# One entry more, for codes outside the catalogue.
-IS_PIXELWISE = np.array([t.per_element is not None for t in op_types().values()] + [False])
-
-# The checks, from the catalogue: which parameters each op type uses (columns in
-# PARAMETERS order) and each parameter's minimum; AT_x is parameter x's position.
-USES = np.array(
-    [[p.name in t.parameters for p in PARAMETERS] for t in op_types().values()], np.bool_
-)
-MINIMUM = np.array([p.minimum for p in PARAMETERS], np.int64)
-_at = [p.name for p in PARAMETERS].index
+# Each parameter's minimum (the kernel checks counts only against it) and, as
+# AT_x, parameter x's position in PARAMETERS (its row of the validity bitmaps).
+_FROM_ZERO = ("log2_hashmap_size", "skip_connections", "degree", "tiles_per_gaussian")
+MINIMUM = np.array([0 if p in _FROM_ZERO else 1 for p in PARAMETERS], np.int64)
+_at = PARAMETERS.index
 AT_B = _at("B")
 AT_N = _at("N")
 AT_G = _at("G")
@@ -128,7 +183,13 @@ class CostInputs(NamedTuple):
 
     Flags are Arrow bitmaps with their bit offset; ``skip_offsets``/``skip_values``
     are the list column's offsets and values; ``present`` holds one validity
-    bitmap (bit offset 0) per parameter, in `PARAMETERS` order. The kernel takes
+    bitmap (bit offset 0) per parameter, in `PARAMETERS` order. ``pixelwise``
+    (float64, `N_TYPES` + 1 x 4) holds the per-sample multiples (flops, A, W, O) of
+    the op types whose costs are all multiples of B*N, from the catalogue, and
+    ``is_pixelwise`` (bool, `N_TYPES` + 1) says which they are; a negative A or O
+    multiple means "per ray" (a multiple of B instead of BN: the GPU op types
+    TileDuplicate and TileBlend read per Gaussian or per pair); the last entry is
+    for codes outside the catalogue (not pixelwise). The kernel takes
     them as separate arguments, in this order: given the tuple itself, numba's code
     ran about 20x slower (it copies an aggregate this large around).
     """
@@ -167,6 +228,8 @@ class CostInputs(NamedTuple):
     patch_size: np.ndarray
     channels: np.ndarray
     present: np.ndarray
+    pixelwise: np.ndarray
+    is_pixelwise: np.ndarray
 
 
 class CostOutputs(NamedTuple):
@@ -330,6 +393,8 @@ def cost_rows(
     patch_size: np.ndarray,
     channels: np.ndarray,
     present: np.ndarray,
+    pixelwise: np.ndarray,
+    is_pixelwise: np.ndarray,
     flops_out: np.ndarray,
     elems: np.ndarray,
     nbytes: np.ndarray,
@@ -373,11 +438,11 @@ def cost_rows(
             a = 0.0
             w = 0.0
             o = 0.0
-            if IS_PIXELWISE[c]:
+            if is_pixelwise[c]:
                 bad |= _bad(B, present, AT_B, i) | _bad(N, present, AT_N, i)
                 b = float(B[i])
                 bn = b * float(N[i])
-                per = PIXELWISE[c]
+                per = pixelwise[c]
                 flops = per[0] * bn
                 a = per[1] * bn if per[1] >= 0 else -per[1] * b
                 w = per[2] * bn
@@ -596,99 +661,3 @@ def _pool(threads: int) -> ThreadPoolExecutor:
     # Plain threads, not a numba parallel loop: both paths run the one serial kernel,
     # and no call ever has to wake the OpenMP pool.
     return ThreadPoolExecutor(threads - 1, thread_name_prefix="nerframe-costs")
-
-
-ARGUMENTS = (
-    "op_type",
-    "op_id",
-    "backward",
-    "bitwidth",
-    *(p.name for p in PARAMETERS),
-)
-"""The ops columns the kernel reads."""
-
-_FLAGS = {"backward", "use_sin_cos", "use_bias"}
-# The ops schema's dtypes, so that every column compiles the same specialisation.
-_DTYPES = {
-    name: pl.Series(dtype=dtype).to_numpy().dtype
-    for name, dtype in OPS.items()
-    if dtype.is_numeric()
-}
-_DTYPES["op_type"] = np.dtype(np.uint8)
-
-
-def kernel_inputs(
-    columns: Mapping[str, Any], present: Mapping[str, np.ndarray] | None = None
-) -> CostInputs:
-    """The kernel's inputs from ops columns as arrays.
-
-    `columns` maps ops column names to arrays (``op_type`` as catalogue codes); a
-    missing column reads as zeros (``bitwidth`` as 16, ``backward`` as false,
-    other flags as true). Flags may be bool arrays or ``(arrow_bitmap,
-    bit_offset)`` pairs, and ``skip_connections`` an ``(offsets, values)`` pair.
-    `present` maps a parameter with nulls to its validity bitmap (bit offset 0);
-    the others are taken as present in every row.
-    """
-    n = len(columns["op_type"])
-    fields: dict[str, Any] = {}
-    for name in ARGUMENTS:
-        value = columns.get(name)
-        key = "code" if name == "op_type" else name
-        if name in _FLAGS:
-            if value is None:
-                value = np.full(n, name != "backward")
-            bitmap, offset = value if isinstance(value, tuple) else _bitmap(value)
-            fields[key], fields[f"{key}_offset"] = bitmap, offset
-        elif name == "skip_connections":
-            offsets, values = value or (np.zeros(n + 1, np.int64), np.zeros(0, np.int32))
-            fields["skip_offsets"] = np.asarray(offsets, np.int64)
-            fields["skip_values"] = np.asarray(values, np.int32)
-        elif value is None:
-            fields[key] = np.full(n, 16 if name == "bitwidth" else 0, _DTYPES[name])
-        else:
-            fields[key] = np.asarray(value, _DTYPES[name])
-    width = (n + 7) // 8
-    masks = np.full((len(PARAMETERS), width), 0xFF, np.uint8)
-    for row, p in enumerate(PARAMETERS):
-        if present and p.name in present:
-            masks[row] = present[p.name][:width]
-    return CostInputs(**fields, present=masks)
-
-
-class InvalidRowsError(ValueError):
-    """Some row lacks a parameter its op type uses or holds a value out of range
-    (the kernel does not say which: `nerframe.ops.validate` names it)."""
-
-
-def cost_columns(
-    columns: Mapping[str, Any], present: Mapping[str, np.ndarray] | None = None
-) -> dict[str, np.ndarray]:
-    """Run the kernel on plain arrays (see `kernel_inputs`) and return the nine cost
-    columns. Invalid rows raise `InvalidRowsError`; rows with an element count at
-    or above 2**53 raise `OverflowError`, with the first offending row index in its
-    args.
-    """
-    inputs = kernel_inputs(columns, present)
-    n = inputs.code.shape[0]
-    out = CostOutputs(np.empty(n), np.empty((3, n), np.int64), np.empty((4, n)), np.empty(n))
-    invalid, overflow = cost_kernel(inputs, out) if n else (0, 0)
-    if invalid:
-        raise InvalidRowsError("an ops row is invalid")
-    if overflow:
-        raise OverflowError("element count reaches 2**53", int(np.argmax(out.elems[0] < 0)))
-    return {
-        "flops": out.flops,
-        "elems_in": out.elems[0],
-        "elems_w": out.elems[1],
-        "elems_out": out.elems[2],
-        "bytes_in": out.nbytes[0],
-        "bytes_w": out.nbytes[1],
-        "bytes_out": out.nbytes[2],
-        "bytes_total": out.nbytes[3],
-        "intensity": out.intensity,
-    }
-
-
-def _bitmap(flags: np.ndarray) -> tuple[np.ndarray, int]:
-    """A bool array as an Arrow-style little-endian bitmap and its bit offset."""
-    return np.packbits(np.asarray(flags, bool), bitorder="little"), 0

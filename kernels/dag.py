@@ -18,9 +18,9 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from nerframe.errors import CycleError, InvalidInputError
+from nerframe.kernels.faults import CyclicEdgesError, KernelInputError
 
-__all__ = ["CycleError", "Dag", "check_dag", "csr", "dag", "depths", "topological_order"]
+__all__ = ["CyclicEdgesError", "Dag", "check_dag", "csr", "dag", "depths", "topological_order"]
 
 
 class Dag(NamedTuple):
@@ -36,16 +36,16 @@ class Dag(NamedTuple):
 
 
 def int_vector(name: str, values: object) -> np.ndarray:
-    """`values` as a contiguous one-dimensional int64 array, or InvalidInputError.
+    """`values` as a contiguous one-dimensional int64 array, or KernelInputError.
 
     >>> int_vector("src", [1, 2]).dtype
     dtype('int64')
     """
     arr = np.asarray(values)
     if arr.ndim != 1:
-        raise InvalidInputError(f"{name} must be one-dimensional, got shape {arr.shape}", name)
+        raise KernelInputError(f"{name} must be one-dimensional, got shape {arr.shape}", name)
     if arr.size and arr.dtype.kind not in "iu":
-        raise InvalidInputError(f"{name} must hold integers, got dtype {arr.dtype}", name)
+        raise KernelInputError(f"{name} must hold integers, got dtype {arr.dtype}", name)
     return np.ascontiguousarray(arr, dtype=np.int64)
 
 
@@ -64,13 +64,13 @@ def csr(
     src = int_vector("src", src)
     dst = int_vector("dst", dst)
     if n < 0:
-        raise InvalidInputError(f"op count must be >= 0, got {n}", "n")
+        raise KernelInputError(f"op count must be >= 0, got {n}", "n")
     if src.shape != dst.shape:
-        raise InvalidInputError(f"src has {src.size} edges but dst has {dst.size}", "dst")
+        raise KernelInputError(f"src has {src.size} edges but dst has {dst.size}", "dst")
     for name, ends in (("src", src), ("dst", dst)):
         if ends.size and (ends.min() < 0 or ends.max() >= n):
             bad = ends[(ends < 0) | (ends >= n)][0]
-            raise InvalidInputError(f"{name} names op {bad}, outside 0..{n - 1}", name)
+            raise KernelInputError(f"{name} names op {bad}, outside 0..{n - 1}", name)
     # Counting sorts in O(n + e): group the edges' targets by source (in edge
     # order), transpose into per-target lists, which come out sorted by source
     # because sources are visited in increasing id; transposing again gives
@@ -208,7 +208,7 @@ def _order(
     if placed < n:
         cycle = _cycle(pred_ptr, pred_idx, order, placed).tolist()
         first = cycle.index(min(cycle))
-        raise CycleError(cycle[first:] + cycle[:first])
+        raise CyclicEdgesError(cycle[first:] + cycle[:first])
     return order
 
 
@@ -216,14 +216,14 @@ def topological_order(n: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
     """Kahn's topological order of n ops and edges src -> dst (int64[n]).
 
     Among ready ops the smallest id comes first, so the order is deterministic.
-    Raises `nerframe.CycleError` naming the ops on one cycle, starting from its
+    Raises `CyclicEdgesError` naming the ops on one cycle, starting from its
     smallest op id, when the edges are cyclic.
 
     >>> topological_order(4, [3, 1, 0], [1, 2, 2]).tolist()
     [0, 3, 1, 2]
     >>> try:
     ...     topological_order(4, [0, 1, 2, 3], [1, 2, 1, 1])
-    ... except CycleError as err:
+    ... except CyclicEdgesError as err:
     ...     print(err.cycle, err)
     [1, 2] data edges form a cycle: 1 -> 2 -> 1
     """
@@ -333,7 +333,7 @@ _DAG_FAULTS = {
 def check_dag(d: Dag, n: int) -> Dag:
     """`d` with int64 contiguous arrays, checked to describe one DAG of n ops.
 
-    Raises `nerframe.InvalidInputError` naming the faulty array.
+    Raises `KernelInputError` naming the faulty array.
 
     A Dag that `dag` built is accepted as it is (its arrays are read-only).
 
@@ -346,23 +346,23 @@ def check_dag(d: Dag, n: int) -> Dag:
     for name in ("pred_ptr", "succ_ptr"):
         ptr = getattr(arrays, name)
         if ptr.shape != (n + 1,):
-            raise InvalidInputError(f"{name} must have shape ({n + 1},), got {ptr.shape}", name)
+            raise KernelInputError(f"{name} must have shape ({n + 1},), got {ptr.shape}", name)
     for kind in ("pred", "succ"):
         ptr, idx = getattr(arrays, f"{kind}_ptr"), getattr(arrays, f"{kind}_idx")
         if ptr[0] != 0 or ptr[-1] != idx.size:
-            raise InvalidInputError(
+            raise KernelInputError(
                 f"{kind}_ptr is not a valid CSR offset array for {idx.size} edges", f"{kind}_ptr"
             )
     if arrays.pred_idx.size != arrays.succ_idx.size:
-        raise InvalidInputError(
+        raise KernelInputError(
             f"pred has {arrays.pred_idx.size} edges but succ has {arrays.succ_idx.size}", "succ_idx"
         )
     if arrays.topo.size != n:
-        raise InvalidInputError(f"topo must be a permutation of 0..{n - 1}", "topo")
+        raise KernelInputError(f"topo must be a permutation of 0..{n - 1}", "topo")
     fault = _dag_fault(*arrays)
     if fault:
         name, message = _DAG_FAULTS[fault]
-        raise InvalidInputError(message.format(last=n - 1), name)
+        raise KernelInputError(message.format(last=n - 1), name)
     return arrays
 
 

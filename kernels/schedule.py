@@ -476,7 +476,7 @@ def schedule_configs(
     instead (`nerframe.kernels.systolic.op_cycles` over k arrays), times
     ``2 * rows * cols / throughput``. Per-op arrays
     are filled only with ``keep_ops``. Arguments are validated in O(n + e + C * M);
-    a violation raises `nerframe.InvalidInputError` naming the field, the
+    a violation raises `nerframe.kernels.faults.KernelInputError` naming the field, the
     configuration and, for a duration beyond the exact range, the op and module.
     Small batches and a single configuration run on the calling thread. See the
     module docstring for an example.

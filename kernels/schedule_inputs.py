@@ -4,7 +4,7 @@
 module's unit, its DRAM bytes); `ConfigArrays` holds a batch of C hardware
 configurations of M modules each. `checked_inputs` converts both to contiguous
 arrays of the kernel's dtypes and validates every value in one parallel pass,
-raising `nerframe.InvalidInputError` naming the field, the configuration and,
+raising `nerframe.kernels.faults.KernelInputError` naming the field, the configuration and,
 for durations beyond the exact range, the op and module.
 
 >>> ops = OpArrays(module=[0], work=[10.0], bytes_total=[0.0])
@@ -23,8 +23,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, prange
 
-from nerframe.errors import InvalidInputError
 from nerframe.kernels.dag import int_vector
+from nerframe.kernels.faults import KernelInputError
 from nerframe.kernels.systolic import IS, NONE, op_cycles
 
 __all__ = ["MAX_COUNT", "MAX_CYCLES", "ConfigArrays", "OpArrays", "checked_inputs"]
@@ -95,10 +95,10 @@ def _array(name: str, values: object, shape: tuple[int, ...], integer: bool) -> 
     """`values` as a contiguous int64 (integer) or float64 array of `shape`."""
     arr = np.asarray(values)
     if arr.shape != shape:
-        raise InvalidInputError(f"{name} must have shape {shape}, got {arr.shape}", name)
+        raise KernelInputError(f"{name} must have shape {shape}, got {arr.shape}", name)
     if arr.size and arr.dtype.kind not in ("iu" if integer else "iuf"):
         kind = "integers" if integer else "numbers"
-        raise InvalidInputError(f"{name} must hold {kind}, got dtype {arr.dtype}", name)
+        raise KernelInputError(f"{name} must hold {kind}, got dtype {arr.dtype}", name)
     return np.ascontiguousarray(arr, dtype=np.int64 if integer else np.float64)
 
 
@@ -109,10 +109,10 @@ def _check_range(name: str, arr: np.ndarray, low: float, strict: bool = False) -
     lo, hi = arr.min(), arr.max()
     if not (np.isfinite(lo) and np.isfinite(hi)):
         bad = hi if np.isfinite(lo) else lo
-        raise InvalidInputError(f"{name} must be finite, got {bad}", name.split()[0])
+        raise KernelInputError(f"{name} must be finite, got {bad}", name.split()[0])
     if lo < low or (strict and lo == low):
         sign = ">" if strict else ">="
-        raise InvalidInputError(f"{name} must be {sign} {low}, got {lo}", name.split()[0])
+        raise KernelInputError(f"{name} must be {sign} {low}, got {lo}", name.split()[0])
 
 
 @njit(cache=True)
@@ -228,7 +228,7 @@ def _name_bad_value(cfg: ConfigArrays, c: int) -> None:
             elif name == "dataflow" and value > IS:
                 problem = f"must be <= {IS}, got {value}"
             if problem:
-                raise InvalidInputError(
+                raise KernelInputError(
                     f"{name} of {where} {problem}",
                     name,
                     module=m if two_d else None,
@@ -244,14 +244,14 @@ def checked_inputs(
 
     With `n_chunks` > 1 the configurations are checked in that many parallel chunks.
 
-    Raises `nerframe.InvalidInputError` naming the field and configuration, or
+    Raises `KernelInputError` naming the field and configuration, or
     the op and module whose duration could leave the exact range of 2**53 cycles.
 
     >>> ops = OpArrays(module=[0], work=[1e300], bytes_total=[0.0])
     >>> cfg = ConfigArrays([[1]], [[1]], [[1.0]], [[0]], [[0.0]], [1.0], [1.0], [0.0])
     >>> try:
     ...     checked_inputs(ops, cfg)
-    ... except InvalidInputError as e:
+    ... except KernelInputError as e:
     ...     print(e.culprit, "|", str(e).split(",")[0])
     op 0 | op 0 on module 0 of configuration 0 may take up to 1e+300 cycles
     """
@@ -263,12 +263,12 @@ def checked_inputs(
     _check_range("bytes_total", bytes_total, 0)
     count = np.asarray(configs.count)
     if count.ndim != 2 or count.shape[1] < 1:
-        raise InvalidInputError(
+        raise KernelInputError(
             f"count must have shape (C, M) with M >= 1, got {count.shape}", "count"
         )
     n_configs, n_modules = count.shape
     if n and (module.min() < 0 or module.max() >= n_modules):
-        raise InvalidInputError(f"module names a module outside 0..{n_modules - 1}", "module")
+        raise KernelInputError(f"module names a module outside 0..{n_modules - 1}", "module")
     no_array = {
         name: np.full(count.shape, 0 if name == "dataflow" else 1, np.int64)
         for name in ("array_rows", "array_cols", "dataflow")
@@ -306,7 +306,7 @@ def checked_inputs(
             memory = bytes_max[m] / bytes_per_cycle
         op = int(work_op[m] if compute >= memory else bytes_op[m])
         worst = cfg.latency[c, m] + compute + memory
-        raise InvalidInputError(
+        raise KernelInputError(
             f"op {op} on module {m} of configuration {c} may take up to {worst:.3g} cycles, "
             f"beyond the exact range ({MAX_CYCLES:.3g} cycles over {max(n, 1)} ops)",
             f"op {op}",
@@ -323,12 +323,12 @@ def _checked_gemms(ops: OpArrays, n: int) -> tuple[np.ndarray, np.ndarray]:
     if ops.gemm_ptr is None and ops.gemms is None:
         return np.zeros(n + 1, np.int64), np.zeros((0, 3), np.int64)
     if ops.gemm_ptr is None or ops.gemms is None:
-        raise InvalidInputError("gemm_ptr and gemms must be given together", "gemm_ptr")
+        raise KernelInputError("gemm_ptr and gemms must be given together", "gemm_ptr")
     ptr = _array("gemm_ptr", ops.gemm_ptr, (n + 1,), integer=True)
     shape = np.shape(ops.gemms)
     gemms = _array("gemms", ops.gemms, (shape[0] if shape else -1, 3), integer=True)
     if ptr[0] != 0 or ptr[-1] != gemms.shape[0] or (np.diff(ptr) < 0).any():
-        raise InvalidInputError(
+        raise KernelInputError(
             f"gemm_ptr must rise from 0 to the {gemms.shape[0]} GEMMs, got {ptr.tolist()[:8]}",
             "gemm_ptr",
         )
@@ -337,7 +337,7 @@ def _checked_gemms(ops: OpArrays, n: int) -> tuple[np.ndarray, np.ndarray]:
     macs = gemms.astype(np.float64).prod(axis=1)
     if macs.size and not macs.max() < MAX_CYCLES:
         g = int(macs.argmax())
-        raise InvalidInputError(
+        raise KernelInputError(
             f"gemms[{g}] = {gemms[g].tolist()} has {macs[g]:.3g} MACs, beyond the exact "
             f"range ({MAX_CYCLES:.3g})",
             "gemms",
@@ -401,7 +401,7 @@ def _check_array_durations(
     if op < 0:
         return
     m = int(module[op])
-    raise InvalidInputError(
+    raise KernelInputError(
         f"op {op} on module {m} of configuration {c} may take up to {worst:.3g} cycles, "
         f"beyond the exact range ({MAX_CYCLES:.3g} cycles over {module.size} ops)",
         f"op {op}",

@@ -51,10 +51,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from nerframe.accelerator_model import DATAFLOWS
-
 __all__ = [
-    "DATAFLOWS",
     "IS",
     "NONE",
     "OS",
@@ -71,7 +68,8 @@ __all__ = [
 ]
 
 NONE, OS, WS, IS = 0, 1, 2, 3
-"""Dataflow codes: the index in `DATAFLOWS` plus 1; NONE marks a module that is
+"""Dataflow codes: the position in `nerframe.accelerator_model.DATAFLOWS` (``os``,
+``ws``, ``is``) plus 1, which the API layer passes; NONE marks a module that is
 not a systolic array."""
 
 

@@ -25,6 +25,7 @@ from nerframe.errors import (
     NerframeError,
     NerframeWarning,
     StoreError,
+    UnavailableError,
     UnmappedError,
 )
 
@@ -119,6 +120,7 @@ __all__ = [
     "SweepSpec",
     "System",
     "TracedGraph",
+    "UnavailableError",
     "UnmappedError",
     "accelerator",
     "accelerators",

@@ -26,7 +26,7 @@ from typing import get_args
 
 from nerframe import ppa, technology
 from nerframe._typing import Dataflow
-from nerframe.errors import NerframeError
+from nerframe.errors import InvalidInputError
 
 DATAFLOWS: tuple[Dataflow, ...] = get_args(Dataflow)
 """Systolic-array dataflows: output, weight and input stationary."""
@@ -265,7 +265,7 @@ class Accelerator:
         for i, module in enumerate(self.modules):
             if module.name == name:
                 return i
-        raise NerframeError(
+        raise InvalidInputError(
             f"accelerator '{self.name}' has no module '{name}'; "
             f"its modules: {list_modules(self.modules)}"
         )

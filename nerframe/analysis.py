@@ -388,7 +388,7 @@ def _hardware(g: Graph, hardware: list[str | Accelerator]) -> list[str | Acceler
             chosen += BUILTIN
         elif item == "native":
             if g.name not in PIPELINES:
-                raise NerframeError(
+                raise InvalidInputError(
                     f"graph {g.name!r} has no native accelerator; name one with --hardware"
                 )
             chosen += PIPELINES[g.name].native

@@ -834,7 +834,9 @@ def parser() -> argparse.ArgumentParser:
     _trace_commands(sub)
     p = sub.add_parser("schema", help="print the JSON Schema of an input file format")
     p.add_argument(
-        "kind", metavar="KIND", help="accelerator, graph, sweep-spec, trace, class-map or manifest"
+        "kind",
+        metavar="KIND",
+        help="accelerator, rendersim, graph, sweep-spec, trace, class-map, manifest or probe",
     )
     p.set_defaults(run=cmd_schema)
     _add_wide(top)

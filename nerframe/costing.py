@@ -12,9 +12,9 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from nerframe.errors import InvalidInputError, NerframeError
+from nerframe.cost_inputs import ARGUMENTS, InvalidRowsError, cost_columns
+from nerframe.errors import InvalidInputError
 from nerframe.graphs import Graph
-from nerframe.kernels.costs import ARGUMENTS, InvalidRowsError, cost_columns
 from nerframe.ops import validate
 from nerframe.schemas import COST_COLUMNS, OPS
 from nerframe.taxonomy import PARAMETER
@@ -63,7 +63,7 @@ def costs(ops: pl.DataFrame | Graph) -> pl.DataFrame:
         raise RuntimeError("the cost kernel refused a row that validate() accepts") from None
     except OverflowError as e:
         row = ops.row(e.args[1], named=True)
-        raise NerframeError(
+        raise InvalidInputError(
             f"ops row {e.args[1]} (op_id {row['op_id']}, {row['op_type']}): an element count "
             "reaches 2**53; reduce its dimensions"
         ) from None
@@ -72,7 +72,7 @@ def costs(ops: pl.DataFrame | Graph) -> pl.DataFrame:
 
 
 def kernel_columns(ops: pl.DataFrame) -> tuple[dict[str, object], dict[str, np.ndarray]]:
-    """The arguments of `nerframe.kernels.costs.cost_columns` for a one-chunk ops table:
+    """The arguments of `nerframe.cost_inputs.cost_columns` for a one-chunk ops table:
     zero-copy views of the columns the kernel reads, and the validity bitmaps of
     the parameters that have nulls.
     """

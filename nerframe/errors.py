@@ -5,8 +5,9 @@ cyclic graph, a malformed accelerator file, an unmapped operator, an unreadable
 store) raises a `NerframeError` with a message that names the culprit, and
 suggests the closest valid name where there is one. The CLI prints it as a single
 ``error: …`` line. Like polars' exceptions they form a small hierarchy, so callers
-can catch one kind: `InvalidInputError` (with `CycleError`), `UnmappedError` and
-`StoreError`, each carrying the culprit as an attribute.
+can catch one kind: `InvalidInputError` (with `CycleError`), `UnmappedError`,
+`StoreError` and `UnavailableError` (a missing optional dependency, device or
+scheduler), each carrying the culprit as an attribute.
 
 >>> import nerframe
 >>> try:
@@ -134,6 +135,16 @@ class StoreError(NerframeError):
     def __init__(self, message: str, path: str) -> None:
         super().__init__(message, path)
         self.path = path
+
+
+class UnavailableError(NerframeError):
+    """What a command needs from the machine is not there: an optional dependency
+    that is not installed, a device, a scheduler that cannot be reached, or an idle
+    machine to measure on. `culprit` names it.
+
+    >>> UnavailableError("capturing a trace needs PyTorch", "torch").culprit
+    'torch'
+    """
 
 
 class NerframeWarning(UserWarning):

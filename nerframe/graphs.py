@@ -22,6 +22,7 @@ import polars as pl
 from nerframe._typing import GraphKind
 from nerframe.errors import CycleError, InvalidInputError, NerframeError
 from nerframe.kernels.dag import Dag, dag
+from nerframe.kernels.faults import CyclicEdgesError
 from nerframe.ops import operators
 from nerframe.schemas import EDGE_KIND, EDGES
 from nerframe.taxonomy import op_types
@@ -295,7 +296,7 @@ def _dag(g: Graph) -> Dag:
     src, dst = g.data_edges()
     try:
         return dag(g.ops.height, src, dst)
-    except CycleError as e:
+    except CyclicEdgesError as e:
         names = g.ops["op_type"].to_list()
         shown = " -> ".join(f"{i} ({names[i]})" for i in [*e.cycle, e.cycle[0]])
         raise CycleError(e.cycle, f"graph {g.name!r}: data edges form a cycle: {shown}") from None

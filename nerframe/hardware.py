@@ -19,13 +19,13 @@ import math
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
 from nerframe import schemas
 from nerframe.accelerator_model import Accelerator
 from nerframe.errors import InvalidInputError, NerframeError, did_you_mean
-from nerframe.json_reader import Reader, read_json
 from nerframe.nerframe_format import from_nerframe, is_nerframe_format
 from nerframe.rendersim_format import from_rendersim, is_rendersim_format
 
@@ -76,7 +76,7 @@ def accelerator(name_or_path: str | os.PathLike[str]) -> Accelerator:
         return _load(_BUILTIN_DIR / f"{name_or_path.lower()}.json")
     path = Path(name_or_path)
     if isinstance(name_or_path, str) and path.suffix.lower() != ".json" and not path.exists():
-        raise NerframeError(
+        raise InvalidInputError(
             f"unknown accelerator '{name_or_path}'{did_you_mean(name_or_path, BUILTIN)}; "
             f"built-in: {', '.join(BUILTIN)} "
             "(or give the path of a .json file)"
@@ -159,15 +159,29 @@ def _load(path: Path, chain: tuple[Path, ...] = ()) -> Accelerator:
 
 
 def _read(path: Path, chain: tuple[Path, ...]) -> Accelerator:
-    data = read_json(path)
+    data = _document(path)
     if is_rendersim_format(data):
-        return from_rendersim(data, Reader(str(path)), path)
+        return from_rendersim(data, path)
     if is_nerframe_format(data):
         return from_nerframe(data, path, lambda name: _extended(name, path, chain))
-    raise NerframeError(
+    raise InvalidInputError(
         f"{path}: not an accelerator description (expected an object with 'modules' in "
-        "nerframe's format or 'hardware_modules' in the original format)"
+        "nerframe's format or 'hardware_modules' in the original format)",
+        str(path),
     )
+
+
+def _document(path: Path) -> Any:
+    """The parsed JSON of an accelerator file, under the policy of every input file."""
+    shown = str(path)
+    if not path.exists():
+        raise InvalidInputError(f"accelerator file '{shown}' not found")
+    if not path.is_file():
+        raise InvalidInputError(f"accelerator file '{shown}' is not a file")
+    from nerframe.formats import parse
+
+    # the policy of every input file: UTF-8, standard JSON, no key twice, bounded nesting
+    return parse(path, what="accelerator file")
 
 
 def _extended(name: str, path: Path, chain: tuple[Path, ...]) -> Accelerator:

@@ -23,7 +23,7 @@ import numpy as np
 import polars as pl
 
 from nerframe.accelerator_model import Accelerator, list_modules
-from nerframe.errors import NerframeError, UnmappedError
+from nerframe.errors import InvalidInputError, UnmappedError
 from nerframe.taxonomy import OP_TYPES, PREFERENCES, WORK_ITEMS
 
 HOST = "HOST"
@@ -64,7 +64,7 @@ def map_operators(
     ['row_processing_element', 'gradient_accumulator']
     """
     if len(op_types) != len(backward):
-        raise NerframeError(
+        raise InvalidInputError(
             f"map_operators: {len(op_types)} op types but {len(backward)} backward flags"
         )
     if len(op_types) == 0:
@@ -72,7 +72,7 @@ def map_operators(
     codes, names = _codes(op_types)
     flags = pl.Series("backward", backward).cast(pl.Boolean)
     if flags.has_nulls():
-        raise NerframeError(_NULLS)
+        raise InvalidInputError(_NULLS)
     # Each row's (op type, backward) pair as one integer: the rules run once per
     # distinct pair and a table lookup spreads the result over the rows.
     key = codes * 2 + flags.to_numpy()
@@ -95,7 +95,7 @@ def _codes(op_types: Sequence[str] | pl.Series) -> tuple[np.ndarray, list[str]]:
     """Each row's op type as an index (int64) into the returned list of names."""
     if isinstance(op_types, pl.Series) and isinstance(op_types.dtype, pl.Enum):
         if op_types.has_nulls():
-            raise NerframeError(_NULLS)
+            raise InvalidInputError(_NULLS)
         # An Enum column (an ops table's) already holds codes: no per-row Python.
         arrow = op_types.to_arrow()
         return arrow.indices.to_numpy().astype(np.int64), arrow.dictionary.to_pylist()
@@ -103,7 +103,7 @@ def _codes(op_types: Sequence[str] | pl.Series) -> tuple[np.ndarray, list[str]]:
         op_types.cast(pl.String).to_list() if isinstance(op_types, pl.Series) else list(op_types)
     )
     if any(v is None for v in values):
-        raise NerframeError(_NULLS)
+        raise InvalidInputError(_NULLS)
     number = {name: i for i, name in enumerate(dict.fromkeys(map(str, values)))}
     codes = np.fromiter(map(number.__getitem__, map(str, values)), np.int64, len(values))
     return codes, list(number)

@@ -25,7 +25,7 @@ from typing import cast
 import polars as pl
 
 from nerframe.atomic import atomic_path
-from nerframe.errors import InvalidInputError, NerframeError
+from nerframe.errors import InvalidInputError
 
 FORMATS = ("table", "csv", "json", "parquet")
 _SUFFIXES = {".txt": "table", ".csv": "csv", ".json": "json", ".parquet": "parquet"}
@@ -217,7 +217,7 @@ def to_text(
         return flat.write_csv()
     if fmt == "json":
         return json.dumps(df.to_dicts(), default=str) + "\n"
-    raise NerframeError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS[:3])}")
+    raise InvalidInputError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS[:3])}")
 
 
 def emit(

@@ -61,7 +61,7 @@ from typing import Any
 import numpy as np
 
 from nerframe.atomic import atomic_path
-from nerframe.errors import InvalidInputError, NerframeError
+from nerframe.errors import InvalidInputError, NerframeError, UnavailableError
 from nerframe.roofline_system import System
 from nerframe.trace.host import HostModel
 
@@ -166,7 +166,7 @@ def probe(
     before = tuple(float(x) for x in load())
     is_busy = busy(before[0], cpu_count)
     if is_busy and not force:
-        raise NerframeError(
+        raise UnavailableError(
             f"the machine is busy: 1-minute load {before[0]:.3g} on {cpu_count} CPUs (more "
             f"than {cpu_count - BUSY_MARGIN:.3g}); probe an idle machine, or pass --force to "
             "measure anyway (the figures will be low)"
@@ -463,7 +463,7 @@ def host_model(path: str | Path | None = None) -> HostModel:
 
     path, record = _read(path)
     if "format" not in record:
-        raise NerframeError(
+        raise InvalidInputError(
             f"{path}: a version-1 host probe result (peak and bandwidth only): run "
             "'nerframe probe' again for the host model"
         )
@@ -483,7 +483,7 @@ def host_model(path: str | Path | None = None) -> HostModel:
             threads=declared.threads,
         )
     except NerframeError as e:
-        raise NerframeError(f"{path}: {e}") from None
+        raise InvalidInputError(f"{path}: {e}") from None
 
 
 def host_predictor(path: str | Path | None = None) -> HostModel | System:

@@ -2,9 +2,12 @@
 
 The format is foreign and known to be defective, so its extra fields are tolerated
 and its defects become load warnings (`Accelerator.warnings`), never silent fixes;
-only what nerframe needs must be there. Its throughputs are read as FLOPs per cycle
-(with a warning: they may count MACs); the format has no work units, on-chip
-marks, reference clocks or efficiencies, so those take their defaults.
+only what nerframe needs must be there. What it reads is declared in
+`nerframe.formats.rendersim` and converted under the policy of every input file;
+this module checks what the declaration cannot say and builds the `Accelerator`.
+Its throughputs are read as FLOPs per cycle (with a warning: they may count MACs);
+the format has no work units, on-chip marks, reference clocks or efficiencies, so
+those take their defaults.
 
 >>> is_rendersim_format({"hardware_modules": {}})
 True
@@ -17,12 +20,17 @@ import re
 import statistics
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+from msgspec import UNSET, UnsetType
 
 from nerframe.accelerator_model import Accelerator, Module, Sram, copied_area_warnings
-from nerframe.errors import NerframeError
-from nerframe.json_reader import Reader, read_sram
+from nerframe.errors import InvalidInputError
+from nerframe.formats import convert
+from nerframe.formats.rendersim import HardwareModule, RenderSimFile
 from nerframe.mapping import op_key
+
+T = TypeVar("T")
 
 ASSUMED_DRAM_BANDWIDTH_GBPS = 51.2
 """Bandwidth given to an original-format file that states none (with a warning):
@@ -42,75 +50,64 @@ def is_rendersim_format(data: Any) -> bool:
     return isinstance(data, dict) and ("hardware_modules" in data or "accelerator_name" in data)
 
 
-def from_rendersim(data: dict[str, Any], r: Reader, path: Path) -> Accelerator:
+def from_rendersim(data: dict[str, Any], path: Path) -> Accelerator:
+    """The `Accelerator` of parsed original-format file `path`, with its load warnings."""
+    shown = str(path)
+    f = convert(data, RenderSimFile, source=shown)
     warnings: list[str] = []
-    name = r.string(r.get(data, "accelerator_name", ""), "accelerator_name")
-    hardware = r.object(r.get(data, "hardware_modules", ""), "hardware_modules")
-    if not hardware:
-        r.fail("hardware_modules", "must hold at least one module", hardware)
-
+    name = f.accelerator_name
     modules: list[Module] = []
     interfaces: dict[str, float] = {}  # memory-interface modules left out -> their bandwidth
     clocks: dict[str, float] = {}
     no_memory: list[str] = []
     suspect_macs: list[str] = []
-    for key, raw in hardware.items():
+    for key, m in f.hardware_modules.items():
         where = f"hardware_modules.{key}"
-        m = r.object(raw, where)
-        perf = r.object(r.get(m, "performance", where), f"{where}.performance")
-        res = r.object(r.get(m, "resources", where), f"{where}.resources")
-        kind = r.string(r.get(m, "module_type", where), f"{where}.module_type")
-        if "throughput_ops_per_cycle" not in perf and "bandwidth_gbps" in perf:
-            interfaces[key] = r.number(
-                perf["bandwidth_gbps"], f"{where}.performance.bandwidth_gbps", positive=True
-            )
-            area, power = res.get("area_um2"), res.get("power_uw")
+        perf, res = m.performance, m.resources
+        if perf.throughput_ops_per_cycle is UNSET and perf.bandwidth_gbps is not UNSET:
+            interfaces[key] = perf.bandwidth_gbps
+            area, power = _as_given(res.area_um2), _as_given(res.power_uw)
             warnings.append(
-                f"module '{key}' ({kind}) gives a bandwidth, not a throughput: it is a memory "
-                "interface, modelled by the DRAM bandwidth and left out of the modules "
+                f"module '{key}' ({m.module_type}) gives a bandwidth, not a throughput: it is a "
+                "memory interface, modelled by the DRAM bandwidth and left out of the modules "
                 f"(its area_um2 {area} and power_uw {power} are not counted)"
             )
             continue
-        if "max_frequency_mhz" in perf:
-            clocks[key] = r.number(
-                perf["max_frequency_mhz"], f"{where}.performance.max_frequency_mhz", positive=True
-            )
-        if "memory_kb" not in res:
+        if perf.max_frequency_mhz is not UNSET:
+            clocks[key] = perf.max_frequency_mhz
+        if res.memory_kb is UNSET:
             no_memory.append(key)
         module = Module(
             name=key,
-            type=kind,
-            count=r.integer(r.get(m, "count", where), f"{where}.count", positive=True),
-            throughput_ops_per_cycle=r.number(
-                r.get(perf, "throughput_ops_per_cycle", f"{where}.performance"),
+            type=m.module_type,
+            count=_required(m.count, shown, f"{where}.count"),
+            throughput_ops_per_cycle=_required(
+                perf.throughput_ops_per_cycle,
+                shown,
                 f"{where}.performance.throughput_ops_per_cycle",
-                positive=True,
             ),
-            latency_cycles=r.integer(
-                r.get(perf, "latency_cycles", f"{where}.performance"),
-                f"{where}.performance.latency_cycles",
+            latency_cycles=_required(
+                perf.latency_cycles, shown, f"{where}.performance.latency_cycles"
             ),
-            area_um2=r.number(
-                r.get(res, "area_um2", f"{where}.resources"), f"{where}.resources.area_um2"
-            ),
-            power_uw=r.number(
-                r.get(res, "power_uw", f"{where}.resources"), f"{where}.resources.power_uw"
-            ),
-            memory_kb=r.number(res.get("memory_kb", 0), f"{where}.resources.memory_kb"),
+            area_um2=_required(res.area_um2, shown, f"{where}.resources.area_um2"),
+            power_uw=_required(res.power_uw, shown, f"{where}.resources.power_uw"),
+            memory_kb=0.0 if res.memory_kb is UNSET else res.memory_kb,
         )
         if _looks_like_macs(m, module):
             suspect_macs.append(f"{key} ({module.throughput_ops_per_cycle:g})")
         modules.append(module)
     if not modules:
-        r.fail("hardware_modules", "has no module with a throughput_ops_per_cycle")
+        raise InvalidInputError(
+            f"{shown}: field 'hardware_modules' has no module with a throughput_ops_per_cycle",
+            "hardware_modules",
+        )
 
     warnings.extend(_name_mismatch(name, path, modules))
-    frequency = _rendersim_frequency(data, r, clocks, warnings)
-    bandwidth = _rendersim_bandwidth(data, r, interfaces, warnings)
-    spec = r.object(data.get("system_specifications", {}), "system_specifications")
-    technology = spec.get("technology_node_nm")
-    sram, density = _rendersim_sram(data, r, warnings)
-    operator_mapping, type_mapping = _rendersim_mapping(data, r, modules, interfaces, warnings)
+    frequency = _rendersim_frequency(f, shown, clocks, warnings)
+    bandwidth = _rendersim_bandwidth(f, interfaces, warnings)
+    technology = f.system_specifications.technology_node_nm
+    sram, density = _rendersim_sram(f, warnings)
+    operator_mapping, type_mapping = _rendersim_mapping(f, modules, interfaces, warnings)
 
     macs = f" (likely MAC counts: {', '.join(suspect_macs)})" if suspect_macs else ""
     warnings.append(
@@ -124,35 +121,48 @@ def from_rendersim(data: dict[str, Any], r: Reader, path: Path) -> Accelerator:
     if no_memory:
         warnings.append(f"modules {', '.join(no_memory)} give no memory_kb: taken as 0")
     warnings.extend(copied_area_warnings(modules))
-    description = data.get("accelerator_type")
+    description = f.accelerator_type
     return Accelerator(
         name=name,
         description=description if isinstance(description, str) else "",
         frequency_mhz=frequency,
         dram_bandwidth_gbps=bandwidth,
         dram_pj_per_byte=ASSUMED_DRAM_PJ_PER_BYTE,
-        technology_nm=math.nan
-        if technology is None
-        else r.number(technology, "system_specifications.technology_node_nm", positive=True),
+        technology_nm=math.nan if technology is None else technology,
         sram_um2_per_kb=density,
         modules=tuple(modules),
         sram=tuple(sram),
         operator_mapping=operator_mapping,
         sources=(f"original-format accelerator file {path.name}",),
         warnings=tuple(warnings),
-        path=str(path),
+        path=shown,
         source_format="rendersim",
         type_mapping=type_mapping,
     )
 
 
-def _looks_like_macs(raw: dict[str, Any], module: Module) -> bool:
+def _required(value: T | UnsetType, shown: str, where: str) -> T:
+    """`value`, which a compute module must give (a memory interface need not)."""
+    if value is UNSET:
+        raise InvalidInputError(f"{shown}: missing field {where!r}", where)
+    return value
+
+
+def _as_given(value: float | UnsetType) -> object:
+    """A figure as the file wrote it (an integer without ``.0``; None when absent)."""
+    if value is UNSET:
+        return None
+    return int(value) if value.is_integer() else value
+
+
+def _looks_like_macs(raw: HardwareModule, module: Module) -> bool:
     # a systolic array of R x C processing elements does R*C MACs per cycle
-    spec = raw.get("specifications")
+    spec = raw.specifications
     size = spec.get("array_size") if isinstance(spec, dict) else None
     if isinstance(size, str) and (match := re.fullmatch(r"(\d+)\s*x\s*(\d+)", size)):
         return int(match[1]) * int(match[2]) == module.throughput_ops_per_cycle
-    return "systolic" in str(raw.get("implementation", "")).lower()
+    implementation = "" if raw.implementation is None else raw.implementation
+    return "systolic" in str(implementation).lower()
 
 
 def _name_mismatch(name: str, path: Path, modules: Sequence[Module]) -> list[str]:
@@ -171,15 +181,10 @@ def _name_mismatch(name: str, path: Path, modules: Sequence[Module]) -> list[str
 
 
 def _rendersim_frequency(
-    data: dict[str, Any], r: Reader, clocks: dict[str, float], warnings: list[str]
+    f: RenderSimFile, shown: str, clocks: dict[str, float], warnings: list[str]
 ) -> float:
-    spec = r.object(data.get("system_specifications", {}), "system_specifications")
-    if "target_frequency_mhz" in spec:
-        frequency = r.number(
-            spec["target_frequency_mhz"],
-            "system_specifications.target_frequency_mhz",
-            positive=True,
-        )
+    frequency = f.system_specifications.target_frequency_mhz
+    if frequency is not UNSET:
         slow = [f"{k} ({v:g})" for k, v in clocks.items() if v < frequency]
         if slow:
             warnings.append(
@@ -188,9 +193,10 @@ def _rendersim_frequency(
             )
         return frequency
     if not clocks:
-        raise NerframeError(
-            f"{r.path}: missing field 'system_specifications.target_frequency_mhz' "
-            "(and no module gives performance.max_frequency_mhz)"
+        raise InvalidInputError(
+            f"{shown}: missing field 'system_specifications.target_frequency_mhz' "
+            "(and no module gives performance.max_frequency_mhz)",
+            "system_specifications.target_frequency_mhz",
         )
     # one clock for the whole chip: the fastest that every module can run at
     frequency = min(clocks.values())
@@ -205,21 +211,21 @@ def _rendersim_frequency(
 
 
 def _rendersim_bandwidth(
-    data: dict[str, Any], r: Reader, interfaces: dict[str, float], warnings: list[str]
+    f: RenderSimFile, interfaces: dict[str, float], warnings: list[str]
 ) -> float:
     # the spec names the first two places; newer original files use the third
-    memory = data.get("memory_hierarchy")
-    main = memory.get("main_memory") if isinstance(memory, dict) else None
+    memory = f.memory_hierarchy
+    main = None if memory is None else memory.main_memory
     candidates = {
-        "dram_bandwidth_gbps": data.get("dram_bandwidth_gbps"),
-        "memory_hierarchy.main_memory.bandwidth_gbps": main.get("bandwidth_gbps")
-        if isinstance(main, dict)
-        else None,
-        "memory_hierarchy.dram_bandwidth_gbps": memory.get("dram_bandwidth_gbps")
-        if isinstance(memory, dict)
-        else None,
+        "dram_bandwidth_gbps": f.dram_bandwidth_gbps,
+        "memory_hierarchy.main_memory.bandwidth_gbps": None
+        if main is None
+        else main.bandwidth_gbps,
+        "memory_hierarchy.dram_bandwidth_gbps": None
+        if memory is None
+        else memory.dram_bandwidth_gbps,
     }
-    given = {k: r.number(v, k, positive=True) for k, v in candidates.items() if v is not None}
+    given = {k: v for k, v in candidates.items() if v is not None}
     if not given:
         warnings.append(
             "no DRAM bandwidth (dram_bandwidth_gbps or memory_hierarchy.main_memory."
@@ -235,13 +241,8 @@ def _rendersim_bandwidth(
     return bandwidth
 
 
-def _rendersim_sram(
-    data: dict[str, Any], r: Reader, warnings: list[str]
-) -> tuple[list[Sram], float]:
-    blocks = [
-        read_sram(r, raw, f"sram_blocks[{i}]")
-        for i, raw in enumerate(r.array(data.get("sram_blocks", []), "sram_blocks"))
-    ]
+def _rendersim_sram(f: RenderSimFile, warnings: list[str]) -> tuple[list[Sram], float]:
+    blocks = [Sram(name=b.name, size_kb=b.size_kb, area_um2=b.area_um2) for b in f.sram_blocks]
     sized = [b.area_um2 / b.size_kb for b in blocks if b.area_um2 is not None]
     if not blocks:
         return blocks, math.nan
@@ -268,20 +269,17 @@ def _rendersim_sram(
 
 
 def _rendersim_mapping(
-    data: dict[str, Any],
-    r: Reader,
+    f: RenderSimFile,
     modules: Sequence[Module],
     interfaces: dict[str, float],
     warnings: list[str],
 ) -> tuple[dict[str, str], dict[str, str]]:
     # Original keys are mostly module types or categories, not op types: they become
     # type preferences (mapping step 2); op-type keys keep their step-1 meaning.
-    raw = r.object(data.get("operator_mapping", {}), "operator_mapping")
     names = {m.name for m in modules}
     operator_mapping: dict[str, str] = {}
     type_mapping: dict[str, str] = {}
-    for key, value in raw.items():
-        target = r.string(value, f"operator_mapping.{key}")
+    for key, target in f.operator_mapping.items():
         if target not in names:
             why = "a memory interface left out" if target in interfaces else "not in the file"
             warnings.append(

@@ -45,7 +45,7 @@ from markupsafe import Markup
 from nerframe import charts, schemas
 from nerframe.atomic import atomic_path
 from nerframe.charts.tables import CHART, largest
-from nerframe.errors import NerframeError
+from nerframe.errors import NerframeError, StoreError
 from nerframe.graphs import per_ray_samples
 from nerframe.progress import Progress
 from nerframe.rooflines import PRESETS, System, is_preset, roofline
@@ -182,20 +182,23 @@ def _load(store: Path) -> dict[str, pl.DataFrame]:
             parts["schedule"] = []
     missing = [t for t in REQUIRED if t not in parts]
     if missing and "sweep" in parts:
-        raise NerframeError(
+        raise StoreError(
             f"{store}: a sweep store; a report is built from a store of analyze (query a "
-            "sweep store with 'nerframe query', draw its front with 'sweep --pareto --chart')"
+            "sweep store with 'nerframe query', draw its front with 'sweep --pareto --chart')",
+            str(store),
         )
     if missing:
-        raise NerframeError(
-            f"{store}: cannot build a report, table(s) missing: {', '.join(missing)}"
+        raise StoreError(
+            f"{store}: cannot build a report, table(s) missing: {', '.join(missing)}", str(store)
         )
     try:
         return {
             name: _read(files) if files else schemas.empty(name) for name, files in parts.items()
         }
     except (OSError, pl.exceptions.PolarsError) as e:
-        raise NerframeError(f"{store}: unreadable table ({str(e).splitlines()[0]})") from None
+        raise StoreError(
+            f"{store}: unreadable table ({str(e).splitlines()[0]})", str(store)
+        ) from None
 
 
 def _read(files: list[Path]) -> pl.DataFrame:

@@ -102,14 +102,16 @@ def system_file(name: str) -> System:
 
     base, _, precision = name.lower().partition(":")
     if base not in SYSTEM_FILES:
-        raise NerframeError(f"no roofline system file {base!r} (files: {', '.join(SYSTEM_FILES)})")
+        raise InvalidInputError(
+            f"no roofline system file {base!r} (files: {', '.join(SYSTEM_FILES)})"
+        )
     document = json.loads(
         (Path(__file__).with_name("systems") / f"{base}.json").read_text(encoding="utf-8")
     )
     peaks: dict[str, float] = document["peak_tflops"]
     precision = precision or document["default"]
     if precision not in peaks:
-        raise NerframeError(
+        raise InvalidInputError(
             f"roofline system {base!r} has no precision {precision!r} (one of {', '.join(peaks)})"
         )
     return System(

@@ -46,10 +46,11 @@ from nerframe._typing import Parallelism
 from nerframe.accelerator_model import DATAFLOWS, Accelerator, Module, leakage_w
 from nerframe.builtin_pipelines import pipeline
 from nerframe.costing import costs, frame_total
-from nerframe.errors import InvalidInputError, NerframeError, check_flag
+from nerframe.errors import InvalidInputError, check_flag
 from nerframe.graphs import Graph, dag_of, phases
 from nerframe.hardware import accelerator
 from nerframe.kernels.dag import Dag, dag
+from nerframe.kernels.faults import KernelInputError
 from nerframe.kernels.frames import FLOAT_FIGURES, frames
 from nerframe.kernels.schedule import ConfigArrays, OpArrays, ScheduleResult, schedule_configs
 from nerframe.kernels.systolic import mlp_gemms, op_traffic
@@ -331,7 +332,9 @@ class Mapped:
     def run(self, configs: Configurations, parallelism: str, keep_ops: bool) -> FrameRun:
         """List-schedule each phase (one batch of the batch phase) on every configuration."""
         if parallelism not in PARALLELISM:
-            raise NerframeError(f"unknown parallelism {parallelism!r}; choose split or instance")
+            raise InvalidInputError(
+                f"unknown parallelism {parallelism!r}; choose split or instance"
+            )
         count = configs.module_count
         config_arrays = ConfigArrays(
             count=count,
@@ -367,12 +370,13 @@ class Mapped:
     ) -> ScheduleResult:
         try:
             return schedule_configs(part.dag, ops, configs, keep_ops=keep_ops)
-        except InvalidInputError as e:
+        except KernelInputError as e:
             raise self._named(e, part, configs.count.shape[0]) from None
 
-    def _named(self, e: InvalidInputError, part: _Part, n_configs: int) -> InvalidInputError:
-        # The kernel names ops (of one phase), modules and configurations by index;
-        # say which op of the graph and which module.
+    def _named(self, e: KernelInputError, part: _Part, n_configs: int) -> InvalidInputError:
+        # The kernel raises a plain error (kernels import nothing from the API layer)
+        # naming ops (of one phase), modules and configurations by index; say which
+        # op of the graph and which module, as nerframe's InvalidInputError.
         message = str(e)
         op = None if e.op is None else int(part.ops[e.op])
         if op is not None:

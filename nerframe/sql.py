@@ -22,7 +22,7 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from nerframe.errors import InvalidInputError, NerframeError, NerframeWarning, did_you_mean
+from nerframe.errors import InvalidInputError, NerframeWarning, did_you_mean
 from nerframe.store import read_manifest, tables
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -97,11 +97,11 @@ def query(sql_or_name: str, store: str | Path) -> pl.DataFrame:
         )
     text = sql_or_name.strip()
     if not text:
-        raise NerframeError("empty query: give a query name or SQL")
+        raise InvalidInputError("empty query: give a query name or SQL")
     queries = named_queries()
     if _NAME.fullmatch(text):
         if text not in queries:
-            raise NerframeError(
+            raise InvalidInputError(
                 f"unknown query {text!r}{did_you_mean(text, queries)}; "
                 f"named queries: {', '.join(queries)} (or give SQL)"
             )
@@ -117,7 +117,7 @@ def query(sql_or_name: str, store: str | Path) -> pl.DataFrame:
         relation = con.sql(sql)
         # DuckDB before 2.0 gives no relation for a statement without a result.
         if relation is None:
-            raise NerframeError(f"{label} returned no table (only SELECT-like SQL does)")
+            raise InvalidInputError(f"{label} returned no table (only SELECT-like SQL does)")
         result: pl.DataFrame = relation.pl()
         if result.is_empty() and label != "SQL query" and "WHERE feasible" in sql:
             # a named query of feasible rows (pareto, best_under_budget): say why it is empty
@@ -131,6 +131,6 @@ def query(sql_or_name: str, store: str | Path) -> pl.DataFrame:
         reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         if label != "SQL query" and isinstance(e, duckdb.CatalogException):
             reason += _queries_of(store, queries)
-        raise NerframeError(f"{label} failed on store {store}: {reason}") from None
+        raise InvalidInputError(f"{label} failed on store {store}: {reason}") from None
     finally:
         con.close()

@@ -54,7 +54,7 @@ import polars as pl
 
 from nerframe.accelerator_model import Accelerator
 from nerframe.builtin_pipelines import pipeline
-from nerframe.errors import NerframeError
+from nerframe.errors import InvalidInputError, NerframeError
 from nerframe.hardware import BUILTIN, GPUS, accelerator
 from nerframe.scheduling import Schedule, schedule
 
@@ -124,25 +124,25 @@ def published() -> pl.DataFrame:
     for row in table.iter_rows(named=True):
         where = f"{PUBLISHED}: row {row['id']}"
         if row["id"] in seen:
-            raise NerframeError(f"{where}: the id is used twice")
+            raise InvalidInputError(f"{where}: the id is used twice")
         seen.add(row["id"])
         if row["bound"] not in (None, "upper"):
-            raise NerframeError(f"{where}: bound {row['bound']!r} is not empty or 'upper'")
+            raise InvalidInputError(f"{where}: bound {row['bound']!r} is not empty or 'upper'")
         if row["tag"] not in TAGS:
-            raise NerframeError(f"{where}: tag {row['tag']!r} is not one of {', '.join(TAGS)}")
+            raise InvalidInputError(f"{where}: tag {row['tag']!r} is not one of {', '.join(TAGS)}")
         fixes = row["fixes"]
         if row["tag"] == "calibration":
             if fixes is None or not _FIXES.fullmatch(fixes):
-                raise NerframeError(
+                raise InvalidInputError(
                     f"{where}: a calibration row names the one parameter it fixes "
                     f"(fixes = accelerator.field), got {fixes!r}"
                 )
             if fixes.split(".")[0] != row["accelerator"]:
-                raise NerframeError(
+                raise InvalidInputError(
                     f"{where}: fixes {fixes!r} is not a parameter of {row['accelerator']}"
                 )
         elif fixes is not None:
-            raise NerframeError(f"{where}: a {row['tag']} row fixes nothing, got {fixes!r}")
+            raise InvalidInputError(f"{where}: a {row['tag']} row fixes nothing, got {fixes!r}")
         _workloads(row)
     return table
 
@@ -455,14 +455,14 @@ class _Predictor:
                 return statistics.harmonic_mean(values)
             return statistics.fmean(values)
         except NerframeError as e:
-            raise NerframeError(f"published row {row['id']}: {e}") from None
+            raise InvalidInputError(f"published row {row['id']}: {e}") from None
 
     def one(self, row: dict[str, Any], workload: dict[str, Any]) -> float:
         metric, accel, name = str(row["metric"]), str(row["accelerator"]), row["pipeline"]
         if metric == "area_mm2":
             return _area_mm2(self.accel(accel), _split(row["parts"]))
         if not isinstance(name, str):
-            raise NerframeError(f"metric {metric} needs a pipeline")
+            raise InvalidInputError(f"metric {metric} needs a pipeline")
         waiting = [
             f"accelerator {a!r} is not built in"
             for a in dict.fromkeys((accel, row["baseline"]))
@@ -501,7 +501,7 @@ class _Predictor:
                 mine /= self.accel(accel).frequency_mhz
                 theirs /= self.accel(base).frequency_mhz
             return theirs / mine
-        raise NerframeError(f"unknown metric {metric!r}")
+        raise InvalidInputError(f"unknown metric {metric!r}")
 
 
 def _split(text: str | None) -> list[str]:
@@ -535,7 +535,7 @@ def _area_mm2(accel: Accelerator, patterns: Sequence[str]) -> float:
             chosen |= hits
         area = sum(a for n, a in parts.items() if n in chosen) / 1e6  # in file order
     if math.isnan(area):
-        raise NerframeError(f"the area of {accel.name} is not published")
+        raise InvalidInputError(f"the area of {accel.name} is not published")
     return area
 
 
@@ -551,12 +551,12 @@ def _of_types(run: Schedule, row: dict[str, Any]) -> pl.Series:
     """Which ops of `run` are of the row's op types; each must occur."""
     wanted = _split(row["op_type"])
     if not wanted:
-        raise NerframeError(f"metric {row['metric']} needs op_type")
+        raise InvalidInputError(f"metric {row['metric']} needs op_type")
     types = run.schedule["op_type"].cast(pl.String)
     missing = [t for t in wanted if t not in set(types)]
     if missing:
         graph = run.summary["graph"].item()
-        raise NerframeError(f"pipeline {graph} has no op type {', '.join(map(repr, missing))}")
+        raise InvalidInputError(f"pipeline {graph} has no op type {', '.join(map(repr, missing))}")
     return types.is_in(wanted)
 
 
@@ -586,7 +586,7 @@ def _workloads(row: dict[str, Any]) -> list[dict[str, Any]]:
     try:
         return _parse_workload(str(text))
     except ValueError as e:
-        raise NerframeError(f"{PUBLISHED}: row {row['id']}: workload {text!r}: {e}") from None
+        raise InvalidInputError(f"{PUBLISHED}: row {row['id']}: workload {text!r}: {e}") from None
 
 
 def _parse_workload(text: str) -> list[dict[str, Any]]:

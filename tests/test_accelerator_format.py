@@ -190,3 +190,24 @@ def test_docs_formats_names_every_field() -> None:
     for model in (AcceleratorFile, ModuleRecord, SramRecord):
         for info in msgspec.structs.fields(model):
             assert f"`{info.encode_name}`" in section, (model.__name__, info.encode_name)
+
+
+def test_docs_formats_names_every_field_of_the_original_format() -> None:
+    import msgspec
+
+    from nerframe.formats import rendersim
+
+    docs = Path(__file__).parents[1] / "docs" / "formats.md"
+    text = docs.read_text(encoding="utf-8")
+    section = text.split("### The original framework's format")[1].split("\n## ")[0]
+    records = [
+        value
+        for value in vars(rendersim).values()
+        if isinstance(value, type)
+        and issubclass(value, msgspec.Struct)
+        and value.__module__ == rendersim.__name__
+    ]
+    assert len(records) == 8
+    for model in records:
+        for info in msgspec.structs.fields(model):
+            assert f"`{info.encode_name}`" in section, (model.__name__, info.encode_name)

@@ -368,3 +368,16 @@ def test_small_tables_run_on_the_calling_thread() -> None:
     nerframe.costs(nerframe.pipeline("neurex").ops)
     started = [t for t in threading.enumerate() if t.ident not in before]
     assert not [t for t in started if t.name.startswith("nerframe-costs")]
+
+
+def test_the_kernels_catalogue_is_the_catalogue() -> None:
+    # The cost kernel may not import the catalogue (kernels import nothing from the
+    # API layer), so it declares the op types (dispatch codes), parameter rows and
+    # minimums its formulas are written for; they must be nerframe.taxonomy's.
+    from nerframe.kernels import costs as kernel
+    from nerframe.taxonomy import PARAMETERS
+
+    assert kernel.OP_TYPES == OP_TYPES
+    assert [t.code for t in op_types().values()] == list(range(kernel.N_TYPES))
+    assert tuple(p.name for p in PARAMETERS) == kernel.PARAMETERS
+    assert kernel.MINIMUM.tolist() == [p.minimum for p in PARAMETERS]

@@ -13,10 +13,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from nerframe.errors import CycleError, InvalidInputError
 from nerframe.kernels import reference_schedule as ref
 from nerframe.kernels import schedule as schedule_kernel
 from nerframe.kernels.dag import Dag, check_dag, csr, dag, topological_order
+from nerframe.kernels.faults import CyclicEdgesError, KernelInputError
 from nerframe.kernels.schedule import ConfigArrays, OpArrays, ScheduleResult, schedule_configs
 
 PROPERTY = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -425,9 +425,9 @@ def test_a_built_dag_is_read_only_and_a_changed_one_is_checked_again() -> None:
         built.topo[0] = 2
     assert check_dag(built, 3) is built
     # Same arrays but a reversed order: not the Dag that was built, so checked.
-    with pytest.raises(InvalidInputError, match="not a topological order"):
+    with pytest.raises(KernelInputError, match="not a topological order"):
         check_dag(built._replace(topo=built.topo[::-1].copy()), 3)
-    with pytest.raises(InvalidInputError, match=r"pred_ptr must have shape \(5,\)"):
+    with pytest.raises(KernelInputError, match=r"pred_ptr must have shape \(5,\)"):
         check_dag(built, 4)
 
 
@@ -440,12 +440,12 @@ def test_cycle_error_names_the_ops_on_the_cycle_only() -> None:
     # 0 -> 1 -> 2 -> 3 -> 1 with 3 -> 4 and 5 -> 2: ops 1, 2, 3 are on the cycle;
     # 4 hangs below it and also cannot be ordered, but is not on the cycle.
     src, dst = [0, 1, 2, 3, 3, 5], [1, 2, 3, 1, 4, 2]
-    with pytest.raises(CycleError) as err:
+    with pytest.raises(CyclicEdgesError) as err:
         topological_order(6, src, dst)
     assert err.value.cycle == [1, 2, 3]
     assert "1 -> 2 -> 3 -> 1" in str(err.value)
     assert isinstance(err.value, ValueError)
-    with pytest.raises(CycleError) as err:
+    with pytest.raises(CyclicEdgesError) as err:
         topological_order(3, [0, 2], [1, 2])  # a self-loop
     assert err.value.cycle == [2]
 
@@ -506,8 +506,8 @@ def valid_args() -> dict:
         ),
     ],
 )
-def test_bad_input_raises_invalid_input_error(field: str, value: np.ndarray, message: str) -> None:
-    with pytest.raises(InvalidInputError, match=message) as err:
+def test_bad_input_raises_kernel_input_error(field: str, value: np.ndarray, message: str) -> None:
+    with pytest.raises(KernelInputError, match=message) as err:
         run(valid_args() | {field: value})
     # Disagreeing CSR arrays are reported against the predecessors.
     assert err.value.culprit == ("pred_idx" if "different edges" in message else field)
@@ -530,7 +530,7 @@ def test_durations_beyond_exact_range_name_the_op_and_module(
     p = valid_args()
     p[field] = p[field].astype(type(value))
     p[field][where] = value
-    with pytest.raises(InvalidInputError, match=message) as err:
+    with pytest.raises(KernelInputError, match=message) as err:
         run(p)
     assert "beyond the exact range" in str(err.value)
 
@@ -565,7 +565,7 @@ def test_bad_value_names_its_configuration(
     for name in PER_CONFIG:
         args[name] = np.repeat(args[name], configs, axis=0)
     args[field][where] = value
-    with pytest.raises(InvalidInputError, match=message):
+    with pytest.raises(KernelInputError, match=message):
         run(args)
 
 
@@ -751,7 +751,7 @@ def test_cycle_detection_names_a_cycle_through_the_added_edge(seed: int, n: int)
         if succ_ptr[tail] == succ_ptr[tail + 1]:
             break
         tail = int(succ_idx[rng.integers(succ_ptr[tail], succ_ptr[tail + 1])])
-    with pytest.raises(CycleError) as err:
+    with pytest.raises(CyclicEdgesError) as err:
         topological_order(n, np.append(src, tail), np.append(dst, head))
     cycle = err.value.cycle
     edges = set(zip(src.tolist(), dst.tolist(), strict=True)) | {(tail, head)}

@@ -21,7 +21,8 @@ from test_scheduler import PROPERTY, assert_same, random_problem, run, run_ref
 from test_systolic import SCRIPT, _with_arrays, accelerator_file, layers_graph
 
 import nerframe
-from nerframe.errors import InvalidInputError, NerframeError
+from nerframe.errors import NerframeError
+from nerframe.kernels.faults import KernelInputError
 from nerframe.kernels.systolic import (
     IS,
     OS,
@@ -250,9 +251,9 @@ def test_gemm_tiles_are_checked() -> None:
     assert len(p["gemms"]) > 0
     bad = np.zeros(len(p["gemms"]), np.int64)
     bad[-1] = -2
-    with pytest.raises(InvalidInputError, match="gemm_tiles must be >= 0, got -2"):
+    with pytest.raises(KernelInputError, match="gemm_tiles must be >= 0, got -2"):
         run(p | {"gemm_tiles": bad}, True)
-    with pytest.raises(InvalidInputError, match="gemm_tiles must have shape"):
+    with pytest.raises(KernelInputError, match="gemm_tiles must have shape"):
         run(p | {"gemm_tiles": np.zeros(len(p["gemms"]) + 1, np.int64)}, True)
 
 

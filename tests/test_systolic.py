@@ -19,8 +19,9 @@ from hypothesis import strategies as st
 from test_scheduler import PROPERTY, assert_same, check_invariants, random_problem, run, run_ref
 
 import nerframe
-from nerframe.errors import InvalidInputError, NerframeError
+from nerframe.errors import NerframeError
 from nerframe.kernels import reference_schedule as ref
+from nerframe.kernels.faults import KernelInputError
 from nerframe.kernels.systolic import IS, OS, WS, gemm_cycles, mlp_gemms, op_cycles
 
 FIXTURE = Path(__file__).parent / "data" / "scalesim_cycles.csv"
@@ -175,15 +176,15 @@ def test_kernel_equals_fold_by_fold_reference_with_arrays(
 
 def test_array_fields_are_checked() -> None:
     p = _with_arrays(random_problem(1, 6, 2, 1, max_count=2), 1)
-    with pytest.raises(InvalidInputError, match="dataflow of module 0 of configuration 0"):
+    with pytest.raises(KernelInputError, match="dataflow of module 0 of configuration 0"):
         run(p | {"dataflow": np.array([[4, 0]])}, True)
-    with pytest.raises(InvalidInputError, match="array_cols of module 1"):
+    with pytest.raises(KernelInputError, match="array_cols of module 1"):
         run(p | {"array_cols": np.array([[1, 0]])}, True)
-    with pytest.raises(InvalidInputError, match="gemm_ptr must rise"):
+    with pytest.raises(KernelInputError, match="gemm_ptr must rise"):
         run(p | {"gemm_ptr": np.arange(7)[::-1].copy()}, True)
     huge = p | {"gemms": np.full_like(p["gemms"], 2**20), "dataflow": np.array([[1, 1]])}
     if huge["gemms"].size:
-        with pytest.raises(InvalidInputError, match="MACs, beyond the exact range"):
+        with pytest.raises(KernelInputError, match="MACs, beyond the exact range"):
             run(huge, True)
 
 
@@ -197,7 +198,7 @@ def test_array_durations_beyond_exact_range_name_the_op() -> None:
         "dataflow": np.array([[OS]]),
         "throughput": np.array([[2.0**21]]),
     }
-    with pytest.raises(InvalidInputError, match="op 1 on module 0") as e:
+    with pytest.raises(KernelInputError, match="op 1 on module 0") as e:
         run(p, True)
     assert e.value.op == 1
 
@@ -334,3 +335,11 @@ def test_sweep_over_array_count_matches_single_schedules(tmp_path: Path) -> None
     for count, frame in zip(counts, rows["frame_cycles"].to_list(), strict=True):
         one = accelerator_file(tmp_path, "is", [32, 32], count=count)
         assert frame == nerframe.schedule("instant3d", one).summary["frame_cycles"].item()
+
+
+def test_dataflow_codes_follow_the_accelerator_models_dataflows() -> None:
+    # The kernel declares its codes (it imports nothing from the API layer);
+    # nerframe.scheduling passes DATAFLOWS.index(name) + 1.
+    from nerframe.accelerator_model import DATAFLOWS
+
+    assert [DATAFLOWS.index(name) + 1 for name in ("os", "ws", "is")] == [OS, WS, IS]

@@ -11,7 +11,7 @@ import polars as pl
 from nerframe.charts.tables import CHART, by_chart, direction, plain, require
 from nerframe.charts.templates import Parts, filled
 from nerframe.charts.theme import DIRECTIONS, SI_LABEL, Chart, category_color
-from nerframe.errors import NerframeError
+from nerframe.errors import InvalidInputError
 from nerframe.taxonomy import CATEGORIES
 
 _METRICS = (
@@ -33,7 +33,7 @@ def breakdown_chart(costs_or_schedule: pl.DataFrame) -> Chart:
     """
     require(costs_or_schedule, _NEEDED, "breakdown_chart")
     if costs_or_schedule.is_empty():
-        raise NerframeError("breakdown_chart: empty table")
+        raise InvalidInputError("breakdown_chart: empty table")
     table = costs_or_schedule.with_columns(pl.lit(0).alias(CHART))
     ((data, values),) = _prepare(table).values()
     return _draw(data, values)

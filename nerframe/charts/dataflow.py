@@ -11,9 +11,10 @@ import polars as pl
 from nerframe.charts.tables import MAX_ROWS, fitting, largest, one_value, op_label, plain, require
 from nerframe.charts.templates import Parts, filled
 from nerframe.charts.theme import Chart, category_color
-from nerframe.errors import CycleError, InvalidInputError, NerframeError
+from nerframe.errors import CycleError, InvalidInputError
 from nerframe.graphs import Graph
 from nerframe.kernels.dag import dag, depths
+from nerframe.kernels.faults import CyclicEdgesError
 
 _MAX_WIDTH = 1100
 _MAX_HEIGHT = 900
@@ -27,8 +28,10 @@ def _layers(ops: pl.DataFrame, data_edges: pl.DataFrame, graph: str) -> pl.DataF
     )
     try:
         order = dag(ops.height, ends["i"].to_numpy(), ends["i_dst"].to_numpy())
-    except CycleError:
-        raise NerframeError(f"graph_chart: the data edges of {graph!r} form a cycle") from None
+    except CyclicEdgesError as e:
+        raise CycleError(
+            e.cycle, f"graph_chart: the data edges of {graph!r} form a cycle"
+        ) from None
     return ops.select("op_id", layer=pl.Series(depths(order)))
 
 
@@ -70,14 +73,14 @@ def _prepare(ops: pl.DataFrame | Graph, edges: pl.DataFrame | None) -> Parts:
     require(ops, ("graph", "op_id", "op_type", "category", "backward"), "graph_chart")
     require(edges, ("graph", "src", "dst", "kind"), "graph_chart")
     if ops.is_empty():
-        raise NerframeError("graph_chart: no ops")
+        raise InvalidInputError("graph_chart: no ops")
     graph = one_value(ops, "graph", "graph_chart")
     edges = edges.filter(pl.col("graph") == graph).with_columns(pl.col("kind").cast(pl.String))
     known = set(ops["op_id"].to_list())
     dangling = edges.filter(~pl.col("src").is_in(known) | ~pl.col("dst").is_in(known))
     if dangling.height:
         pairs = ", ".join(f"{s}->{d}" for s, d in dangling.select("src", "dst").iter_rows())
-        raise NerframeError(f"graph_chart: edges of {graph!r} name unknown ops: {pairs}")
+        raise InvalidInputError(f"graph_chart: edges of {graph!r} name unknown ops: {pairs}")
     layered = ops.join(
         _layers(ops, edges.filter(kind="data").select("src", "dst"), graph), on="op_id"
     ).with_columns(
@@ -164,7 +167,7 @@ def _prepare(ops: pl.DataFrame | Graph, edges: pl.DataFrame | None) -> Parts:
         .join(position, left_on="dst", right_on="op_id", suffix="_dst")
     )
     if 3 * links.height > MAX_ROWS:
-        raise NerframeError(f"graph_chart: {links.height} edges are too many to draw")
+        raise InvalidInputError(f"graph_chart: {links.height} edges are too many to draw")
     # Each edge is a curve through its midpoint; edges that skip layers bow upwards and
     # feedback edges downwards, so neither hides behind the edges between neighbours.
     dx = (pl.col("layer_dst") - pl.col("layer")).abs().cast(pl.Float64)

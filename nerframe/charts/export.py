@@ -10,7 +10,7 @@ import vl_convert as vlc
 
 from nerframe.atomic import atomic_path
 from nerframe.charts.theme import CONFIG, VL_VERSION, Chart
-from nerframe.errors import InvalidInputError, NerframeError
+from nerframe.errors import InvalidInputError
 
 _SVG_ID = re.compile(r'(?<=id=")(clip|gradient_)(\d+)(?=")|(?<=url\(#)(clip|gradient_)(\d+)(?=\))')
 
@@ -56,11 +56,11 @@ def save_chart(chart: Chart | dict[str, Any], *paths: str | Path) -> Path:
             "chart",
         )
     if not paths:
-        raise NerframeError("save_chart: give at least one output path")
+        raise InvalidInputError("save_chart: give at least one output path")
     targets = [Path(p) for p in paths]
     for path in targets:
         if path.suffix.lower() not in (".png", ".svg", ".html"):
-            raise NerframeError(
+            raise InvalidInputError(
                 f"{path}: unknown chart format {path.suffix!r} (use .png, .svg or .html)"
             )
     spec = chart if isinstance(chart, dict) else chart.to_dict()
@@ -84,7 +84,7 @@ def save_chart(chart: Chart | dict[str, Any], *paths: str | Path) -> Path:
     except ValueError as e:
         # vl-convert puts the reason on the line after its headline, then a JS stack.
         reason = " ".join(str(e).strip().splitlines()[:2])
-        raise NerframeError(f"{targets[0]}: chart export failed ({reason})") from None
+        raise InvalidInputError(f"{targets[0]}: chart export failed ({reason})") from None
     for path in targets:
         data = rendered[path.suffix.lower()]
         with atomic_path(path) as tmp:

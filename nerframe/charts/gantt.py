@@ -21,7 +21,7 @@ from nerframe.charts.tables import (
 )
 from nerframe.charts.templates import Parts, filled
 from nerframe.charts.theme import SI_LABEL, Chart, category_color
-from nerframe.errors import NerframeError
+from nerframe.errors import InvalidInputError
 
 _GANTT_MAX_HEIGHT = 900
 _LANE_PX = 18
@@ -47,7 +47,7 @@ def gantt_chart(schedule: pl.DataFrame) -> Chart:
     """
     require(schedule, _GANTT_COLUMNS, "gantt_chart")
     if schedule.is_empty():
-        raise NerframeError("gantt_chart: empty schedule")
+        raise InvalidInputError("gantt_chart: empty schedule")
     one_value(schedule, "graph", "gantt_chart")
     one_value(schedule, "accelerator", "gantt_chart")
     ((data, values),) = _prepare(schedule.with_columns(pl.lit(0).alias(CHART))).values()

@@ -11,7 +11,7 @@ import polars as pl
 from nerframe.charts.tables import MAX_ROWS, plain, require
 from nerframe.charts.templates import Parts, filled
 from nerframe.charts.theme import Chart
-from nerframe.errors import NerframeError
+from nerframe.errors import InvalidInputError
 
 # (column, title, Vega colour scheme)
 _PANELS: tuple[tuple[str, str, Any], ...] = (
@@ -51,7 +51,7 @@ def _prepare(summary: pl.DataFrame) -> Parts:
         summary, ("graph", "accelerator", "status", *(c for c, _, _ in _PANELS)), "matrix_chart"
     )
     if summary.height > MAX_ROWS:
-        raise NerframeError(f"matrix_chart: {summary.height} pairs are too many to draw")
+        raise InvalidInputError(f"matrix_chart: {summary.height} pairs are too many to draw")
     cells = plain(
         summary.select("graph", "accelerator", "status", *(c for c, _, _ in _PANELS))
     ).sort("graph", "accelerator")

@@ -14,7 +14,7 @@ import polars as pl
 
 from nerframe.charts.tables import MAX_ROWS, require
 from nerframe.charts.theme import Chart
-from nerframe.errors import NerframeError
+from nerframe.errors import InvalidInputError
 
 
 def measured_chart(comparison: pl.DataFrame) -> Chart:
@@ -34,7 +34,7 @@ def measured_chart(comparison: pl.DataFrame) -> Chart:
     need = ("graph", "op_id", "op_type", "path", "measured_s", "predicted_s", "ratio")
     require(comparison, need, "measured_chart")
     if comparison.height > MAX_ROWS:
-        raise NerframeError(f"measured_chart: {comparison.height} ops are too many to draw")
+        raise InvalidInputError(f"measured_chart: {comparison.height} ops are too many to draw")
     points = (
         comparison.filter(pl.col("ratio").is_not_null())
         .select(*need)
@@ -42,7 +42,7 @@ def measured_chart(comparison: pl.DataFrame) -> Chart:
         .sort("graph", "op_id")
     )
     if points.is_empty():
-        raise NerframeError("measured_chart: no op has both a measured and a predicted time")
+        raise InvalidInputError("measured_chart: no op has both a measured and a predicted time")
     times = pl.concat([points["measured_s"], points["predicted_s"]])
     lo, hi = float(times.min()) / 2, float(times.max()) * 2  # type: ignore[arg-type]
     axis = alt.Scale(type="log", domain=[lo, hi])

@@ -29,7 +29,7 @@ from nerframe.charts.theme import (
     Chart,
     category_color,
 )
-from nerframe.errors import NerframeError
+from nerframe.errors import InvalidInputError
 
 
 def roofline_chart(roofline: pl.DataFrame) -> Chart:
@@ -46,7 +46,7 @@ def roofline_chart(roofline: pl.DataFrame) -> Chart:
     """
     require(roofline, schemas.ROOFLINE, "roofline_chart")
     if roofline.is_empty():
-        raise NerframeError("roofline_chart: empty roofline table")
+        raise InvalidInputError("roofline_chart: empty roofline table")
     ((data, values),) = _prepare(roofline.with_columns(pl.lit(0).alias(CHART))).values()
     return _draw(data, values)
 
@@ -78,7 +78,9 @@ def _prepare(roofline: pl.DataFrame) -> dict[object, Parts]:
     )
     most = int(largest(systems.group_by(CHART).len()["len"]))
     if 3 * most > MAX_ROWS:
-        raise NerframeError(f"roofline_chart: {most} systems are too many to draw; filter first")
+        raise InvalidInputError(
+            f"roofline_chart: {most} systems are too many to draw; filter first"
+        )
     drawable = (pl.col("flops") > 0) & (pl.col("bytes_total") > 0)
     points = roofline.filter(drawable).with_columns(direction=direction())
 

@@ -12,7 +12,7 @@ from typing import cast
 
 import polars as pl
 
-from nerframe.errors import InvalidInputError, NerframeError
+from nerframe.errors import InvalidInputError
 
 MAX_ROWS = 5000
 """Rows altair's default data transformer accepts in one dataset."""
@@ -51,7 +51,7 @@ def fitting(what: str, candidates: Iterable[Callable[[], pl.DataFrame]]) -> pl.D
         if table.height <= MAX_ROWS:
             return table
         height = table.height
-    raise NerframeError(
+    raise InvalidInputError(
         f"{what}: still {height} marks after merging operators (limit {MAX_ROWS}); "
         "filter the table first"
     )
@@ -83,7 +83,7 @@ def fitting_by(
             return found
         height = int(large["len"].max())  # type: ignore[arg-type]
         rows = rows.filter(pl.col(CHART).is_in(large[CHART].implode()))
-    raise NerframeError(
+    raise InvalidInputError(
         f"{what}: still {height} marks after merging operators (limit {MAX_ROWS}); "
         "filter the table first"
     )
@@ -129,7 +129,7 @@ def require(df: pl.DataFrame, columns: Iterable[str], what: str) -> None:
         )
     missing = [c for c in columns if c not in df.columns]
     if missing:
-        raise NerframeError(f"{what}: table lacks column(s) {', '.join(missing)}")
+        raise InvalidInputError(f"{what}: table lacks column(s) {', '.join(missing)}")
 
 
 def one_value(df: pl.DataFrame, column: str, what: str) -> str:
@@ -140,7 +140,7 @@ def one_value(df: pl.DataFrame, column: str, what: str) -> str:
     """
     values = df[column].unique().sort().to_list()
     if len(values) != 1:
-        raise NerframeError(
+        raise InvalidInputError(
             f"{what} draws one {column}; got {len(values)} ({', '.join(map(str, values))}): "
             f"filter by {column} first"
         )

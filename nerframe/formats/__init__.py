@@ -1,7 +1,8 @@
 """One declared model per input file, read under one policy.
 
-Every input document nerframe reads — an accelerator file, a graph file, a sweep
-spec, a trace file, a class map, a store manifest — is declared once as a
+Every input document nerframe reads — an accelerator file (nerframe's format or the
+original framework's), a graph file, a sweep spec, a trace file, a class map, a
+store manifest — is declared once as a
 `msgspec.Struct` (the modules of this package) and read through `load` or
 `convert`, which apply the same rules to all of them:
 
@@ -12,7 +13,9 @@ spec, a trace file, a class map, a store manifest — is declared once as a
 - a key given twice in one object or mapping is refused (both parsers would keep
   the last one silently);
 - unknown fields, booleans where numbers belong, fractional numbers where integers
-  belong and strings where numbers belong are refused (``strict`` conversion);
+  belong and strings where numbers belong are refused (``strict`` conversion); the
+  original framework's accelerator format alone, being foreign, tolerates fields
+  it does not declare (`nerframe.formats.rendersim`);
 - nesting deeper than the parser's limit is refused, not a crash;
 - relative paths inside a document are resolved from the folder of the file that
   names them (`resolve`).
@@ -71,6 +74,7 @@ Syntax = Literal["json", "yaml", "suffix"]
 
 KINDS: dict[str, str] = {
     "accelerator": "nerframe.formats.accelerator:AcceleratorFile",
+    "rendersim": "nerframe.formats.rendersim:RenderSimFile",
     "graph": "nerframe.formats.graph:GraphFile",
     "sweep-spec": "nerframe.formats.sweep_spec:SweepSpecFile",
     "trace": "nerframe.formats.trace:TraceFile",

@@ -16,7 +16,7 @@ import os
 import threading
 from pathlib import Path
 
-from nerframe.errors import NerframeError
+from nerframe.errors import UnavailableError
 from nerframe.progress import Progress
 from nerframe.sweeps.evaluate import Evaluator, Task
 from nerframe.sweeps.spec import SweepSpec
@@ -73,8 +73,9 @@ def run_tasks(
     try:
         from distributed import Client, LocalCluster, as_completed
     except ImportError:
-        raise NerframeError(
-            "the dask backend needs the optional extra: pip install 'nerframe[dask]'"
+        raise UnavailableError(
+            "the dask backend needs the optional extra: pip install 'nerframe[dask]'",
+            "distributed",
         ) from None
     if not work:
         return
@@ -93,7 +94,9 @@ def run_tasks(
         else:
             client = Client(scheduler, timeout="30s")
     except OSError as e:
-        raise NerframeError(f"dask scheduler {scheduler or 'LocalCluster'}: {e}") from None
+        raise UnavailableError(
+            f"dask scheduler {scheduler or 'LocalCluster'}: {e}", scheduler or "LocalCluster"
+        ) from None
     try:
         shared = client.scatter(spec, broadcast=True)
         futures = [

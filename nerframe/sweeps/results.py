@@ -30,7 +30,7 @@ import numpy as np
 import polars as pl
 
 from nerframe._typing import Direction
-from nerframe.errors import InvalidInputError, NerframeError, NerframeWarning
+from nerframe.errors import InvalidInputError, NerframeWarning
 from nerframe.kernels.sweep import pareto_mask
 from nerframe.store import tables
 from nerframe.sweeps.feasibility import Constraints, no_feasible_row, warn_infeasible_store
@@ -159,7 +159,7 @@ def best(
         if n:
             kept = kept.group_by("graph", maintain_order=True).head(n)
     if kept is None:
-        raise NerframeError("best: the sweep has no rows")
+        raise InvalidInputError("best: the sweep has no rows")
     seen.warn("best")
     return kept
 
@@ -218,7 +218,7 @@ def pareto(
             or [merged]
         )
     if front is None:
-        raise NerframeError("pareto: the sweep has no rows")
+        raise InvalidInputError("pareto: the sweep has no rows")
     seen.warn("pareto")
     return _order(front, names[0], objectives[names[0]])
 

@@ -18,7 +18,7 @@ import polars as pl
 
 from nerframe._typing import Backend, Parallelism
 from nerframe.accelerator_model import Accelerator
-from nerframe.errors import InvalidInputError, NerframeError
+from nerframe.errors import InvalidInputError
 from nerframe.graphs import Graph
 from nerframe.progress import Progress
 from nerframe.sweeps.evaluate import Evaluator, Task, chunks
@@ -60,7 +60,7 @@ def sweep(
     """
     if isinstance(graph, Graph) or (isinstance(graph, str) and accel is not None):
         if accel is None:
-            raise NerframeError("sweep: name the accelerator to sweep")
+            raise InvalidInputError("sweep: name the accelerator to sweep")
         hardware: dict[str, Sequence[float]] = {}
         workload_axes = dict(workload or {})
         for name, values in (grid or {}).items():
@@ -98,11 +98,11 @@ def run(
 ) -> pl.DataFrame | pl.LazyFrame:
     """Run a validated spec: see `sweep`."""
     if backend not in BACKENDS:
-        raise NerframeError(f"unknown backend {backend!r}; choose {' or '.join(BACKENDS)}")
+        raise InvalidInputError(f"unknown backend {backend!r}; choose {' or '.join(BACKENDS)}")
     if output is None and backend != "local":
-        raise NerframeError(f"the {backend} backend writes a store: give an output folder")
+        raise InvalidInputError(f"the {backend} backend writes a store: give an output folder")
     if output is None and spec.configurations > IN_MEMORY_ROWS:
-        raise NerframeError(
+        raise InvalidInputError(
             f"sweep: {spec.configurations:,} configurations are more rows than one "
             f"DataFrame should hold (at most {IN_MEMORY_ROWS:,}, about "
             f"{IN_MEMORY_ROWS * _ROW_BYTES / 1e9:.0f} GB): give output= to write a store, "

@@ -44,7 +44,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from nerframe.errors import NerframeError
+from nerframe.errors import InvalidInputError, UnavailableError
 from nerframe.trace.tracefile import Call, Kernel, Port, Scalar, Trace
 
 INSTALL_HINT = "pip install 'nerframe[trace]' (a CPU-only torch: pip install torch==2.13.0)"
@@ -57,7 +57,9 @@ def _torch() -> Any:
     try:
         import torch
     except ImportError:
-        raise NerframeError(f"capturing a trace needs PyTorch: {INSTALL_HINT}") from None
+        raise UnavailableError(
+            f"capturing a trace needs PyTorch: {INSTALL_HINT}", "torch"
+        ) from None
     return torch
 
 
@@ -109,12 +111,15 @@ DEVICES = ("cpu", "cuda")
 def _on_device(torch: Any, device: str, model: Any, inputs: tuple[Any, ...]) -> tuple[Any, ...]:
     """`inputs` on `device` (the model is moved in place); a clear error without CUDA."""
     if device not in DEVICES:
-        raise NerframeError(f"capture: device must be one of {', '.join(DEVICES)}, got {device!r}")
+        raise InvalidInputError(
+            f"capture: device must be one of {', '.join(DEVICES)}, got {device!r}"
+        )
     if device == "cuda" and not torch.cuda.is_available():
         built = getattr(torch.version, "cuda", None)
         why = "no CUDA device is visible" if built else "this torch is built without CUDA"
-        raise NerframeError(
-            f"capture: --device cuda: CUDA is not available ({why}; torch {torch.__version__})"
+        raise UnavailableError(
+            f"capture: --device cuda: CUDA is not available ({why}; torch {torch.__version__})",
+            "cuda",
         )
     model.to(device)
     return tuple(x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs)
@@ -150,14 +155,16 @@ def capture(
     """
     torch = _torch()
     if not isinstance(model, torch.nn.Module):
-        raise NerframeError(f"capture: model must be a torch.nn.Module, got {type(model).__name__}")
+        raise InvalidInputError(
+            f"capture: model must be a torch.nn.Module, got {type(model).__name__}"
+        )
     for what, value, least in (("repeats", repeats, 1), ("warmup", warmup, 0)):
         if isinstance(value, bool) or not isinstance(value, int) or value < least:
-            raise NerframeError(f"capture: {what} must be an integer >= {least}, got {value!r}")
+            raise InvalidInputError(f"capture: {what} must be an integer >= {least}, got {value!r}")
     if threads is not None and (
         isinstance(threads, bool) or not isinstance(threads, int) or threads < 1
     ):
-        raise NerframeError(f"capture: threads must be an integer >= 1, got {threads!r}")
+        raise InvalidInputError(f"capture: threads must be an integer >= 1, got {threads!r}")
     inputs = _on_device(torch, device, model, inputs)
     restore = torch.get_num_threads()
     if threads is not None:
@@ -204,7 +211,7 @@ def _capture(
             timer.synchronize()
             totals.append(timer.seconds(start, end))
             if clock.order != order:
-                raise NerframeError(
+                raise InvalidInputError(
                     "capture: the model made different module calls in two runs with the same "
                     "inputs; a trace needs a deterministic forward pass"
                 )
@@ -473,28 +480,28 @@ def load_target(target: str) -> tuple[Any, tuple[Any, ...]]:
     FUNC takes no arguments and returns the model and its input (or a tuple of inputs)."""
     module_name, _, function = target.rpartition(":")
     if not module_name or not function:
-        raise NerframeError(f"expected MODULE:FUNC (e.g. mymodels.py:build), got {target!r}")
+        raise InvalidInputError(f"expected MODULE:FUNC (e.g. mymodels.py:build), got {target!r}")
     _torch()
     try:
         if module_name.endswith(".py"):
             path = Path(module_name)
             if not path.is_file():
-                raise NerframeError(f"{path}: no such file")
+                raise InvalidInputError(f"{path}: no such file")
             spec = importlib.util.spec_from_file_location(path.stem, path)
             if spec is None or spec.loader is None:
-                raise NerframeError(f"{path}: cannot load it as a module")
+                raise InvalidInputError(f"{path}: cannot load it as a module")
             module = importlib.util.module_from_spec(spec)
             sys.modules[path.stem] = module
             spec.loader.exec_module(module)
         else:
             module = importlib.import_module(module_name)
     except ImportError as e:
-        raise NerframeError(f"{target}: cannot import {module_name!r} ({e})") from None
+        raise InvalidInputError(f"{target}: cannot import {module_name!r} ({e})") from None
     build = getattr(module, function, None)
     if not callable(build):
-        raise NerframeError(f"{target}: {module_name!r} has no function {function!r}")
+        raise InvalidInputError(f"{target}: {module_name!r} has no function {function!r}")
     built = build()
     if not (isinstance(built, tuple) and len(built) == 2):
-        raise NerframeError(f"{target}: {function}() must return (model, inputs)")
+        raise InvalidInputError(f"{target}: {function}() must return (model, inputs)")
     model, inputs = built
     return model, tuple(inputs) if isinstance(inputs, list | tuple) else (inputs,)

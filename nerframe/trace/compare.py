@@ -17,7 +17,7 @@ from __future__ import annotations
 import polars as pl
 
 from nerframe import schemas
-from nerframe.errors import NerframeError
+from nerframe.errors import InvalidInputError, NerframeError
 from nerframe.rooflines import System, roofline
 from nerframe.trace.host import HostModel, predict_kernels
 from nerframe.trace.tracefile import Kernel
@@ -45,7 +45,7 @@ def compare(measured: pl.DataFrame, system: System | str | HostModel = "host") -
     """
     missing = [c for c in ("measured_s", "path", "approximate") if c not in measured.columns]
     if missing:
-        raise NerframeError(f"compare: not a traced graph's measured table (no {missing[0]})")
+        raise InvalidInputError(f"compare: not a traced graph's measured table (no {missing[0]})")
     if isinstance(system, HostModel):
         predicted = _host_predictions(measured, system)
     else:

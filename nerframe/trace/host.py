@@ -54,7 +54,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from nerframe.errors import NerframeError
+from nerframe.errors import InvalidInputError
 from nerframe.trace.tracefile import Kernel, Trace, dtype_bits
 
 GEMMS: dict[str, int] = {
@@ -114,13 +114,13 @@ class HostModel:
         for name in ("call_s", "view_s", "module_s"):
             value = getattr(self, name)
             if not (math.isfinite(value) and value >= 0):
-                raise NerframeError(f"host model: {name} must be a number >= 0, got {value!r}")
+                raise InvalidInputError(f"host model: {name} must be a number >= 0, got {value!r}")
         for name in ("gemm", "fresh", "reused", "gather"):
             points = getattr(self, name)
             if not points:
-                raise NerframeError(f"host model: no {name} measurement")
+                raise InvalidInputError(f"host model: no {name} measurement")
             if not all(math.isfinite(p[-1]) and p[-1] > 0 for p in points):
-                raise NerframeError(f"host model: every {name} rate must be positive")
+                raise InvalidInputError(f"host model: every {name} rate must be positive")
 
     def gemm_rate(self, k: int, n: int, dtype: str, *, m: float | None = None) -> float:
         """FLOP/s of a GEMM of `m` rows, inner size `k` and `n` outputs: on each probed
@@ -274,7 +274,7 @@ def _plane(points: Sequence[tuple[int, int, int, str, float]], x: float, y: floa
     ns = sorted({key[1] for key in table})
     (k0, k1, tk), (n0, n1, tn) = _bracket(ks, x), _bracket(ns, y)
     if not all(c in table for c in ((k0, n0), (k0, n1), (k1, n0), (k1, n1))):
-        raise NerframeError("host model: the GEMM measurements are not a full K × N grid")
+        raise InvalidInputError("host model: the GEMM measurements are not a full K × N grid")
     low = table[(k0, n0)] * (1 - tn) + table[(k0, n1)] * tn
     high = table[(k1, n0)] * (1 - tn) + table[(k1, n1)] * tn
     return low * (1 - tk) + high * tk

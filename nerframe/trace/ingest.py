@@ -141,7 +141,7 @@ def trace_graph(
     if strict and unknown:
         shown = ", ".join(f"{c.path or '(model)'} ({c.name})" for c in unknown[:5])
         more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
-        raise NerframeError(
+        raise InvalidInputError(
             f"trace {trace.model!r}: unknown leaf module(s) {shown}{more}; "
             "map their classes with --map FILE"
         )
@@ -153,7 +153,7 @@ def trace_graph(
     try:
         base = graph(graph_name, records, sorted(edges), frame_pixels=frame_pixels)
     except NerframeError as e:
-        raise NerframeError(f"trace {trace.model!r}: {e}") from None
+        raise InvalidInputError(f"trace {trace.model!r}: {e}") from None
     return TracedGraph(
         base.name,
         base.ops,
@@ -253,7 +253,7 @@ class _Builder:
             try:
                 value = evaluate(expression, scope)
             except NerframeError as e:
-                raise NerframeError(f"{where}: {name} from {entry.source}: {e}") from None
+                raise InvalidInputError(f"{where}: {name} from {entry.source}: {e}") from None
             record[name] = check_parameter(name, value, where)
         notes = [entry.approximate] if entry.approximate else []
         bits = _bitwidth(c)
@@ -274,7 +274,7 @@ class _Builder:
             if LINEAR in self.calls[i].classes
         ]
         if not linears:
-            raise NerframeError(f"{where}: rule linear_layers found no Linear call in it")
+            raise InvalidInputError(f"{where}: rule linear_layers found no Linear call in it")
         layers: list[tuple[int, int]] = []
         for lin in linears:
             fan_in, fan_out = lin.attributes.get("in_features"), lin.attributes.get("out_features")
@@ -284,7 +284,7 @@ class _Builder:
             layers.append((fan_in, fan_out))
         rows = {math.prod(lin.inputs[0][:-1]) if lin.inputs else 0 for lin in linears}
         if len(rows) != 1 or 0 in rows:
-            raise NerframeError(
+            raise InvalidInputError(
                 f"{where}: its Linear calls see different row counts {sorted(rows)}"
             )
         biases = {"bias" in lin.params for lin in linears}
@@ -351,7 +351,7 @@ class _Builder:
                 rows = recorded
             else:
                 if not c.inputs or not c.inputs[0]:
-                    raise NerframeError(
+                    raise InvalidInputError(
                         f"{c.path or '(model)'} ({c.name}, call {c.id}): "
                         "no input tensor to take B and N from"
                     )
