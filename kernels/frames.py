@@ -4,7 +4,11 @@ A frame runs the frame-scoped ops before the batches (``pre``), `batches`
 batches of the batch phase, then the frame-scoped ops after them (``post``);
 see `nerframe.scheduling` for the model. `frame` computes one configuration's
 figures from the phases' makespans, the batch interval, energies and busiest
-modules, and adds the two energy terms that do not depend on the schedule: SRAM
+modules. A batch starts no more often than the DRAM moves one batch's bytes
+(docs/model.md, "Shared DRAM bandwidth"): the interval is the busiest module's
+per-instance cycles or ``ceil(batch DRAM bytes / derated bytes per cycle)``,
+whichever is longer, and where the DRAM's is longer the batch phase's bottleneck
+is `DRAM`. `frame` also adds the two energy terms that do not depend on the schedule: SRAM
 access energy (the phases' SRAM bytes times the energy per byte) and leakage
 (its power times the frame time); `frames` applies it to C configurations. Both `nerframe.schedule`
 (through `nerframe.scheduling.frame_figures`) and the fused sweep kernel
@@ -12,11 +16,20 @@ access energy (the phases' SRAM bytes times the energy per byte) and leakage
 schedule agree bit for bit.
 
 >>> cycles, time, fps, energy = frame(0, 100, 40, 0, 0.0, 1e-6, 0.0, 0, 1, 0, 0.0, 4096.0,
-...                                   0.0, 10, True, 1000.0, 512.0, 0.0, 1e3, 0.0, 2.0, 0.5)[4:8]
+...                                   0.0, 10, True, 1000.0, 512.0, 512.0, 0.0, 1e3, 0.0, 2.0,
+...                                   0.5)[4:8]
 >>> cycles, time, fps  # 100 + 9 * 40 cycles at 1 GHz
 (460, 4.6e-07, 2173913.0434782607)
 >>> round(energy, 12)  # 10 batches x 1 uJ + 10 x 1000 B x 2 pJ + 0.5 W x 460 ns
 1.025e-05
+
+At 64 GB/s, 64 bytes a cycle, the batch's 4,096 bytes take 64 cycles of DRAM: a
+batch starts every 64 cycles, not 40, and the DRAM is the bottleneck.
+
+>>> r = frame(0, 100, 40, 0, 0.0, 1e-6, 0.0, 0, 1, 0, 0.0, 4096.0, 0.0, 10, True, 1000.0,
+...           64.0, 64.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+>>> r[2], r[4], r[10] == DRAM, r[9]  # 100 + 9 * 64 cycles; 10 x 4096 B in 676 x 64 B
+(64, 676, True, 0.9467455621301775)
 """
 
 from __future__ import annotations
@@ -26,6 +39,8 @@ import math
 import numpy as np
 from numba import njit
 
+DRAM = -1
+"""The bottleneck code of the DRAM, where it sets the batch interval (modules are 0 on)."""
 # Indices of the float figures in `frame`'s result, from frame_time_s on.
 FLOAT_FIGURES = (
     "frame_time_s",
@@ -55,6 +70,7 @@ def frame(
     pipelined: bool,
     frequency_mhz: float,
     dram_bandwidth_gbps: float,
+    derated_gbps: float,
     sram_pre: float,
     sram_batch: float,
     sram_post: float,
@@ -63,21 +79,42 @@ def frame(
 ) -> tuple[int, int, int, int, int, float, float, float, float, float, int, float]:
     """The frame figures of one configuration.
 
-    ``sram_*`` are the phases' SRAM bytes (read or written, per run of the phase),
-    ``sram_pj_per_byte`` their access energy and ``leakage_w`` the leakage power,
-    drawn for the whole frame time.
+    ``interval`` is the batch phase's busiest module's per-instance cycles;
+    ``bytes_*`` the phases' DRAM bytes; ``dram_bandwidth_gbps`` the peak bandwidth
+    (utilisation is measured against it) and ``derated_gbps`` what real work reaches
+    (the peak times the memory efficiency: the batch interval's DRAM floor uses it,
+    as the scheduler's shared-DRAM rule does). ``sram_*`` are the phases' SRAM bytes
+    (read or written, per run of the phase), ``sram_pj_per_byte`` their access
+    energy and ``leakage_w`` the leakage power, drawn for the whole frame time.
 
     Returns (pre, batch makespan, interval, post, frame cycles, frame time, fps,
     energy, average power, DRAM utilization, bottleneck module, longest), where
-    the bottleneck is the busiest module of the phase taking the most cycles (the
-    batch stream on a tie, then pre), fps and power are NaN for a zero-time frame,
-    and ``longest`` is a float estimate of the frame's cycles that exceeds the
-    int64 range where the integer sum would overflow. A phase without ops has
-    makespan, interval, energy and bytes 0.
+    the interval is the longer of the module's and the DRAM's (above), the
+    bottleneck is the busiest module of the phase taking the most cycles (the
+    batch stream on a tie, then pre; for the batches `DRAM` where the DRAM's
+    interval is the longer), the DRAM utilization the highest of the phases' bytes
+    over what the peak bandwidth moves in their makespans and of the stream's
+    (``batches`` batches' bytes in the stream's cycles), fps and power are NaN for
+    a zero-time frame, and ``longest`` is a float estimate of the frame's cycles
+    that exceeds the int64 range where the integer sum would overflow. A phase
+    without ops has makespan, interval, energy and bytes 0.
     """
+    # A batch's bytes take this many cycles of the DRAM: successive batches of a
+    # pipelined stream overlap, so starting them faster would move more than the
+    # bandwidth over the stream.
+    dram_cycles = bytes_batch / (derated_gbps * 1e9 / (frequency_mhz * 1e6))
+    busiest_stream = busiest_batch
+    if dram_cycles > interval:
+        busiest_stream = DRAM
+        # Clamped only where `longest` makes the caller refuse the frame anyway.
+        interval = math.ceil(min(dram_cycles, 2.0**62))
     stream = batch + (batches - 1) * interval if pipelined else batches * batch
     frame_cycles = pre + stream + post
-    longest = float(pre + post) + float(batch) * max(batches, 1) + float(interval) * batches
+    longest = (
+        float(pre + post)
+        + float(batch) * max(batches, 1)
+        + max(float(interval), dram_cycles) * batches
+    )
     frame_time = frame_cycles / (frequency_mhz * 1e6)
     # The same sum, term by term, as the energies of the phases that have ops.
     energy = 0.0 + energy_pre
@@ -86,7 +123,7 @@ def frame(
     sram_bytes = sram_pre + batches * sram_batch + sram_post
     energy = energy + sram_bytes * sram_pj_per_byte * 1e-12
     energy = energy + leakage_w * frame_time
-    bottleneck = busiest_batch
+    bottleneck = busiest_stream
     if pre > stream:
         bottleneck = busiest_pre
     if post > max(stream, pre):
@@ -102,6 +139,8 @@ def frame(
         utilization = max(utilization, bytes_pre / (pre * bytes_per_cycle))
     if batch > 0:
         utilization = max(utilization, bytes_batch / (batch * bytes_per_cycle))
+    if stream > 0:
+        utilization = max(utilization, batches * bytes_batch / (stream * bytes_per_cycle))
     if post > 0:
         utilization = max(utilization, bytes_post / (post * bytes_per_cycle))
     return (
@@ -131,13 +170,14 @@ def frames(
     pipelined: bool,
     frequency_mhz: np.ndarray,
     dram_bandwidth_gbps: np.ndarray,
+    derated_gbps: np.ndarray,
     sram_bytes: np.ndarray,
     sram_pj_per_byte: np.ndarray,
     leakage_w: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, float]:
     """`frame` for C configurations; per-phase inputs have shape (3, C) in the order
     pre, batch, post (`nbytes` and `sram_bytes` shape (3,)), and `interval` is the
-    batch phase's; `sram_pj_per_byte` and `leakage_w` have shape (C,).
+    batch phase's; `derated_gbps`, `sram_pj_per_byte` and `leakage_w` have shape (C,).
 
     Returns int64 (6, C) rows (pre, makespan, interval, post, frame cycles,
     bottleneck), float64 (5, C) rows (`FLOAT_FIGURES`), and the largest ``longest``.
@@ -165,6 +205,7 @@ def frames(
             pipelined,
             frequency_mhz[c],
             dram_bandwidth_gbps[c],
+            derated_gbps[c],
             sram_bytes[0],
             sram_bytes[1],
             sram_bytes[2],

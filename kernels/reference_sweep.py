@@ -33,7 +33,10 @@ from dataclasses import dataclass, field
 
 from nerframe.kernels.reference_schedule import Config, Graph, frame_energy, schedule_one
 
-__all__ = ["FIELDS", "Axis", "Base", "feasible", "pareto_front", "sweep_rows"]
+__all__ = ["DRAM", "FIELDS", "Axis", "Base", "feasible", "pareto_front", "sweep_rows"]
+
+DRAM = -1
+"""The bottleneck code of the DRAM, where it sets the batch interval (modules are 0 on)."""
 
 FIELDS = (
     "frequency_mhz",
@@ -161,7 +164,14 @@ def _one(
                 s.energy_j,
             )
     pre, batch, post = makespan
-    stream = batch + (batches - 1) * interval[1] if pipelined else batches * batch
+    # A batch starts no more often than the DRAM moves one batch's bytes at the
+    # derated bandwidth (docs/model.md, "Shared DRAM bandwidth"); the DRAM is then
+    # the batches' bottleneck (code DRAM, -1).
+    dram_cycles = phase_bytes[1] / (config.dram_bandwidth_gbps * 1e9 / (f * 1e6))
+    stream_interval, stream_busiest = interval[1], busiest[1]
+    if dram_cycles > stream_interval:
+        stream_interval, stream_busiest = math.ceil(dram_cycles), DRAM
+    stream = batch + (batches - 1) * stream_interval if pipelined else batches * batch
     frame_cycles = pre + stream + post
     frame_time = frame_cycles / (f * 1e6)
 
@@ -181,15 +191,19 @@ def _one(
     )
     # the bottleneck: the busiest module of the phase taking the most cycles (the
     # batches on a tie, then the pre phase)
+    busiest[1] = stream_busiest
     phase = 1
     if pre > stream:
         phase = 0
     if post > max(stream, pre):
         phase = 2
     per_cycle = bandwidth * 1e9 / (f * 1e6)  # the peak, not the derated bandwidth
-    utilization = max(
-        [0.0] + [phase_bytes[p] / (makespan[p] * per_cycle) for p in range(3) if makespan[p] > 0]
-    )
+    # each phase's bytes over its makespan, and the stream's: all its batches' bytes
+    # over its cycles
+    shares = [phase_bytes[p] / (makespan[p] * per_cycle) for p in range(3) if makespan[p] > 0]
+    if stream > 0:
+        shares.append(batches * phase_bytes[1] / (stream * per_cycle))
+    utilization = max([0.0, *shares])
     total_area = 0.0
     for m in range(n_modules):
         total_area += area[m] * count[m]
@@ -199,7 +213,7 @@ def _one(
         "config": row,
         "pre_cycles": pre,
         "makespan_cycles": batch,
-        "interval_cycles": interval[1],
+        "interval_cycles": stream_interval,
         "post_cycles": post,
         "frame_cycles": frame_cycles,
         "bottleneck": busiest[phase],

@@ -331,6 +331,7 @@ def _block(
             pipelined,
             frequency[i],
             raw_bandwidth[i],
+            bandwidth[i],
             nbytes[1, 0],
             nbytes[1, 1],
             nbytes[1, 2],

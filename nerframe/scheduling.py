@@ -11,6 +11,8 @@ the phases run one after another:
         makespan + (batches - 1) * interval   when batches stream through the
                                               modules (``pipelined``),
         batches * makespan                    otherwise;
+    interval = max(busiest module's busy cycles per instance,
+                   ceil(batch DRAM bytes / derated DRAM bytes per cycle));
     energy per frame = pre + batches * batch + post
                        + SRAM bytes per frame * SRAM pJ/byte + leakage W * frame time.
 
@@ -20,7 +22,10 @@ an on-chip buffer, DRAM traffic included; on a systolic array, once per fold:
 `array_traffic`) times the SRAM access energy per byte;
 leakage (`nerframe.Accelerator.leakage_w`) is drawn for the whole frame.
 
-``makespan`` and ``interval`` are those of one batch. A graph with only batch
+``makespan`` and ``interval`` are those of one batch: a batch starts no more often
+than the DRAM moves one batch's bytes, so a pipelined stream moves at most the
+bandwidth (``bottleneck_module`` is ``"dram"`` where the DRAM sets the interval:
+`DRAM_NAME`, a name no module may take). A graph with only batch
 ops is exactly ``spec/hardware.md``'s frame model. For a training pipeline a
 "frame" is one training iteration over ``frame_pixels`` rays, so fps reads as
 iterations per second.
@@ -51,13 +56,15 @@ from nerframe.graphs import Graph, dag_of, phases
 from nerframe.hardware import accelerator
 from nerframe.kernels.dag import Dag, dag
 from nerframe.kernels.faults import KernelInputError
-from nerframe.kernels.frames import FLOAT_FIGURES, frames
+from nerframe.kernels.frames import DRAM, FLOAT_FIGURES, frames
 from nerframe.kernels.schedule import ConfigArrays, OpArrays, ScheduleResult, schedule_configs
 from nerframe.kernels.systolic import mlp_gemms, op_traffic
 from nerframe.mapping import gathered_bytes, map_operators, table_read_bytes, work
 from nerframe.schemas import BOUND, MODULE_BUSY, SCHEDULE, SUMMARY
 
 PARALLELISM: tuple[Parallelism, ...] = get_args(Parallelism)
+DRAM_NAME = "dram"
+"""``bottleneck_module`` where the DRAM sets the batch interval; no module may take it."""
 
 
 @dataclass(frozen=True)
@@ -200,6 +207,37 @@ class Configurations:
         return np.asarray(self.dram_bandwidth_gbps * self.memory_efficiency)
 
 
+def reserved(accel: Accelerator) -> None:
+    """Raise `InvalidInputError` when a module of `accel` is named `DRAM_NAME`, the
+    ``bottleneck_module`` of a DRAM-bound batch stream (it would name two things).
+
+    >>> import dataclasses, nerframe
+    >>> a = nerframe.accelerator("neurex")
+    >>> renamed = dataclasses.replace(a.modules[0], name="dram")
+    >>> reserved(dataclasses.replace(a, modules=(renamed, *a.modules[1:])))
+    Traceback (most recent call last):
+    ...
+    nerframe.errors.InvalidInputError: neurex: module name 'dram' is reserved for the DRAM ...
+    """
+    for m in accel.modules:
+        if m.name == DRAM_NAME:
+            raise InvalidInputError(
+                f"{accel.name}: module name {DRAM_NAME!r} is reserved for the DRAM "
+                "(bottleneck_module names it); rename the module",
+                "modules",
+            )
+
+
+def bottleneck_names(modules: list[str], codes: np.ndarray) -> list[str]:
+    """The ``bottleneck_module`` of each bottleneck code: a module index, or `DRAM`
+    (the DRAM sets the batch interval) as `DRAM_NAME`.
+
+    >>> bottleneck_names(["a", "b"], np.array([1, DRAM, 0]))
+    ['b', 'dram', 'a']
+    """
+    return [DRAM_NAME if code == DRAM else modules[code] for code in codes.tolist()]
+
+
 def _dataflow_code(module: Module) -> int:
     """The kernel's code of a module's dataflow (`nerframe.kernels.systolic`), 0 if none."""
     return 0 if module.dataflow is None else DATAFLOWS.index(module.dataflow) + 1
@@ -265,6 +303,7 @@ class Mapped:
         for a frame-scoped op between batch-scoped ones. `table` is ``costs(graph)``
         when the caller already has it (one graph on many accelerators).
         """
+        reserved(accel)
         if table is None:
             table = costs(graph.ops)
         module = map_operators(table.get_column("op_type"), table.get_column("backward"), accel)
@@ -487,12 +526,15 @@ def frame_figures(
 ) -> dict[str, np.ndarray]:
     """Per-configuration frame figures (summary columns) from a frame's phases;
     ``bottleneck`` is a module index: the busiest module of the phase that takes
-    the most cycles of the frame (the batch stream on a tie).
+    the most cycles of the frame (the batch stream on a tie), or `DRAM` where that
+    is the batch stream and the DRAM sets its interval (`bottleneck_names`).
 
     ``dram_utilization`` is the highest of the phases' bytes over what DRAM
-    delivers in the phase's makespan: at most 1, as the ops of a phase share
-    the bandwidth (`nerframe.kernels.schedule`). Figures that need a non-zero frame time
-    (fps, power) are NaN without one.
+    delivers in the phase's makespan and of the stream's (all batches' bytes over
+    what it delivers in the stream's cycles): at most 1, as the ops of a phase share
+    the bandwidth (`nerframe.kernels.schedule`) and a batch starts no more often than
+    the DRAM moves its bytes (`nerframe.kernels.frames`). Figures that need a
+    non-zero frame time (fps, power) are NaN without one.
     """
     shape = configs.frequency_mhz.shape
     zero, nothing = np.zeros(shape, np.int64), np.zeros(shape)
@@ -508,6 +550,7 @@ def frame_figures(
         pipelined,
         configs.frequency_mhz,
         configs.dram_bandwidth_gbps,
+        configs.bandwidth_gbps,
         np.array(run.sram_bytes),
         configs.sram_pj_per_byte,
         configs.leakage_w,
@@ -642,7 +685,7 @@ def schedule_mapped(
         **_pair(graph, accel, parallelism, pipelined),
         "status": "ok",
         **{name: values[0].item() for name, values in figures.items()},
-        "bottleneck_module": names[int(bottleneck[0])],
+        "bottleneck_module": bottleneck_names(names.to_list(), bottleneck)[0],
         "total_flops": float(table.get_column("flops").sum()),
         "total_bytes": float(table.get_column("bytes_total").sum()),
         "frame_flops": frame_total(table, "flops", graph.batches),
@@ -675,7 +718,8 @@ def module_busy(result: Schedule, accel: Accelerator) -> pl.DataFrame:
     A batch-scoped op keeps ``instances`` of its module's ``count`` instances busy
     for its duration; a module's busy cycles per instance are ``ceil(sum(duration *
     instances) / count)`` over those ops, the figure whose maximum is the summary's
-    interval.
+    interval unless the DRAM's (a batch's DRAM bytes over the derated bandwidth) is
+    longer.
 
     >>> s = schedule("neurex", "neurex")
     >>> busy = module_busy(s, accelerator("neurex"))

@@ -1,8 +1,14 @@
 -- bottlenecks: per pipeline x accelerator, the bottleneck module, its busy cycles per instance and their share of the batch makespan, and the compute/memory bound mix
 WITH modules AS (
-    -- Busy cycles per instance, written by the scheduler (the bottleneck's equal the interval).
+    -- Busy cycles per instance, written by the scheduler (the bottleneck's equal the
+    -- interval), and the DRAM's where it sets the interval (bottleneck_module 'dram'):
+    -- the interval itself.
     SELECT graph, accelerator, module, busy_cycles::DOUBLE AS busy_cycles
     FROM module_busy
+    UNION ALL
+    SELECT graph, accelerator, 'dram', interval_cycles::DOUBLE
+    FROM summary
+    WHERE bottleneck_module = 'dram'
 ),
 mix AS (
     SELECT

@@ -296,7 +296,7 @@ def test_module_term_and_breakdown_totals_by_hand() -> None:
 
 def test_frame_kernel_and_scalar_oracle_agree_on_sram_and_leakage() -> None:
     args = (0, 100, 40, 0, 0.0, 1e-6, 0.0, 0, 1, 0, 0.0, 4096.0, 0.0, 10, True, 1000.0, 512.0)
-    extra = (0.0, 1e3, 0.0, 2.0, 0.5)
+    extra = (512.0, 0.0, 1e3, 0.0, 2.0, 0.5)  # derated bandwidth, SRAM, leakage
     out = frame(*args, *extra)
     expected = ref.frame_energy((0.0, 1e-6, 0.0), (0.0, 1e3, 0.0), 10, out[5], 2.0, 0.5)
     assert out[7] == expected  # same terms, same order: bit for bit

@@ -272,6 +272,45 @@ def test_bottlenecks_busy_cycles_under_instance_parallelism(tmp_path: Path) -> N
     assert got["interval_cycles"] == 17
 
 
+def test_bottlenecks_names_the_dram_with_its_busy_cycles(tmp_path: Path) -> None:
+    # Three sorts on two lanes at 1 byte/cycle: every op is memory-bound (its bytes
+    # take more cycles than its FLOPs), so the lanes are busy about half of the
+    # bytes' cycles each and the DRAM all of them: the DRAM sets the interval.
+    accel = {
+        "name": "slow_dram",
+        "frequency_mhz": 1000,
+        "dram_bandwidth_gbps": 1,
+        "dram_pj_per_byte": 0,
+        "modules": [
+            {
+                "name": "alu",
+                "type": "SAMPLING",
+                "count": 2,
+                "throughput_ops_per_cycle": 1,
+                "latency_cycles": 0,
+                "area_um2": 1,
+                "power_uw": 1,
+            }
+        ],
+        "operator_mapping": {"Sorting": "alu"},
+    }
+    accel_file = tmp_path / "slow_dram.json"
+    accel_file.write_text(json.dumps(accel))
+    graph_file = tmp_path / "three.json"
+    ops = [{"op_type": "Sorting", "B": 1, "N": n, "bitwidth": 8} for n in (4, 8, 2)]
+    graph_file.write_text(json.dumps({"name": "three", "ops": ops, "frame_pixels": 1}))
+    nerframe.analyze(
+        [str(graph_file)], [str(accel_file)], tmp_path / "out", parallelism="instance", report=False
+    )
+    got = query("bottlenecks", tmp_path / "out").row(0, named=True)
+    table = nerframe.costs(nerframe.read_graph(graph_file).ops)
+    assert (table["bytes_total"] > table["flops"]).all()
+    moved = table["bytes_total"].sum()  # bytes at 1 byte/cycle
+    assert got["bottleneck_module"] == "dram"
+    assert got["busy_cycles"] == moved == got["interval_cycles"]
+    assert got["busy_share"] == pytest.approx(moved / got["makespan_cycles"], rel=1e-12)
+
+
 def test_breakdown_query(hand_store: Path) -> None:
     # Pair (g, x): ops 0-3 encoding (100 FLOPs, 10 B, 0.5 J each; 5+30+5+10 = 50 cycles),
     # ops 4-11 mlp (50 FLOPs, 40 B, 0.25 J each; 1+2+3+4+6+7+8+9 = 40 cycles): FLOPs

@@ -90,7 +90,9 @@ def test_hand_computed_schedule_and_ppa(tmp_path: Path) -> None:
     assert summary["energy_per_frame_j"] == pytest.approx(10 * energy_batch, rel=1e-12)
     assert summary["avg_power_w"] == pytest.approx(summary["energy_per_frame_j"] * summary["fps"])
     assert summary["area_mm2"] == pytest.approx((2 * 1000 + 500 + 10 * 100) / 1e6)
-    assert summary["dram_utilization"] == pytest.approx(240 / (69 * 8))
+    # the stream's: 10 batches x 240 bytes in 609 cycles of 8 bytes (one batch's
+    # alone: 240 / (69 x 8) = 0.435); 30 DRAM cycles a batch, under the interval
+    assert summary["dram_utilization"] == pytest.approx(10 * 240 / (609 * 8))
     assert summary["total_flops"] == 280
     assert result.schedule.schema == SCHEDULE and result.summary.schema == SUMMARY
 
@@ -102,6 +104,51 @@ def test_unpipelined_and_instance_parallelism(tmp_path: Path) -> None:
     inst = nerframe.schedule(tiny_graph(), accel, parallelism="instance")
     first = inst.schedule.row(0, named=True)
     assert (first["instances"], first["compute_cycles"], first["end_cycle"]) == (1, 4, 9)
+
+
+def test_a_dram_bound_stream_starts_a_batch_per_batch_of_bytes(tmp_path: Path) -> None:
+    # By hand, at 0.25 GB/s and 100 MHz: 2.5 bytes/cycle. Sampler: 50 bytes, memory
+    # ceil(50 / 2.5) = 20 > compute 2, + latency 2 = 22 cycles. Renderer: 190 bytes,
+    # memory 76 > compute 60: 76 cycles, after the sampler. makespan 98; module
+    # intervals: alu 22 x 2 instances / 2 = 22, blend 76. The batch's 240 bytes take
+    # 240 / 2.5 = 96 cycles of DRAM, more than 76 x 2.5 = 190 bytes: started every 76
+    # cycles, 10 batches would move 2,400 bytes in 98 + 9 x 76 = 782 cycles, 1.23 x
+    # what the DRAM can. A batch starts every 96 cycles instead.
+    accel = nerframe.accelerator(tiny_accelerator(tmp_path, dram_bandwidth_gbps=0.25))
+    result = nerframe.schedule(tiny_graph(), accel)
+    ends = result.schedule.sort("op_id")["end_cycle"].to_list()
+    row = result.summary.row(0, named=True)
+    assert ends == [22, 98]
+    assert (row["makespan_cycles"], row["interval_cycles"]) == (98, 96)
+    assert row["frame_cycles"] == 98 + 9 * 96 == 962
+    assert row["fps"] == pytest.approx(100e6 / 962, rel=1e-12)
+    assert row["bottleneck_module"] == "dram"
+    # the stream moves 2,400 bytes in 962 cycles of 2.5 bytes (one batch alone:
+    # 240 / (98 x 2.5) = 0.980)
+    assert row["dram_utilization"] == pytest.approx(2400 / (962 * 2.5), rel=1e-12)
+    busy = scheduling.module_busy(result, accel)
+    assert busy["busy_cycles"].to_list() == [22, 76]  # the modules' own figures
+    # Batches one after another never overlap: 10 x 98 cycles; the batch's interval
+    # and what sets it are the same.
+    serial = nerframe.schedule(tiny_graph(), accel, pipelined=False).summary.row(0, named=True)
+    assert (serial["frame_cycles"], serial["interval_cycles"]) == (980, 96)
+    assert serial["bottleneck_module"] == "dram"
+    # The floor takes the derated bandwidth, as the ops' memory cycles do: half of
+    # 0.5 GB/s is the same 2.5 bytes/cycle, the same frame; utilisation is measured
+    # against the peak, 5 bytes/cycle.
+    derated = tiny_accelerator(tmp_path, dram_bandwidth_gbps=0.5, memory_efficiency=0.5)
+    half = nerframe.schedule(tiny_graph(), nerframe.accelerator(derated)).summary
+    assert half.select("frame_cycles", "interval_cycles").row(0) == (962, 96)
+    assert half["dram_utilization"].item() == pytest.approx(2400 / (962 * 5), rel=1e-12)
+
+
+def test_a_module_may_not_take_the_dram_s_name(tmp_path: Path) -> None:
+    path = tiny_accelerator(tmp_path, operator_mapping={"UniformSampler": "dram"})
+    spec = json.loads(path.read_text())
+    spec["modules"][0]["name"] = "dram"
+    path.write_text(json.dumps(spec))
+    with pytest.raises(nerframe.InvalidInputError, match="module name 'dram' is reserved"):
+        nerframe.schedule(tiny_graph(), nerframe.accelerator(path))
 
 
 def test_unmapped_names_every_op_type(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from nerframe.kernels import reference_schedule as ref
 from nerframe.mapping import map_operators, work
 from nerframe.sweeps.evaluate import variant
 
+MODULES = ["index_generation_unit", "systolic_array_32x32", "interpolation_compute_unit"]
 GRID = {
     "frequency_mhz": [400, 1000],
     "dram_bandwidth_gbps": [16, 512],
@@ -39,6 +41,11 @@ def _expected(graph: nerframe.Graph, accel: nerframe.Accelerator, parallelism: s
     succs = [[int(d) for s, d in zip(src, dst, strict=True) if s == op] for op in range(n)]
     module = map_operators(table["op_type"], table["backward"], accel).tolist()
     counts = [m.count for m in accel.modules]
+    # a module that keeps its data on chip moves no DRAM bytes
+    dram_bytes = [
+        0.0 if accel.modules[m].on_chip else b
+        for m, b in zip(module, table["bytes_total"], strict=True)
+    ]
     one = ref.schedule_one(
         ref.Graph(
             preds,
@@ -47,11 +54,7 @@ def _expected(graph: nerframe.Graph, accel: nerframe.Accelerator, parallelism: s
             module,
             # work in each module's unit (lookups, samples, FLOPs: tested in test_units)
             work(table, np.array(module), accel).tolist(),
-            # a module that keeps its data on chip moves no DRAM bytes
-            [
-                0.0 if accel.modules[m].on_chip else b
-                for m, b in zip(module, table["bytes_total"], strict=True)
-            ],
+            dram_bytes,
         ),
         ref.Config(
             count=counts,
@@ -64,7 +67,13 @@ def _expected(graph: nerframe.Graph, accel: nerframe.Accelerator, parallelism: s
             dram_pj_per_byte=accel.dram_pj_per_byte,
         ),
     )
-    frame_cycles = one.makespan + (graph.batches - 1) * one.interval
+    # a batch starts no more often than the DRAM moves its bytes (the memory
+    # efficiency is 1 here), the DRAM then its bottleneck
+    per_cycle = accel.dram_bandwidth_gbps * 1e9 / (accel.frequency_mhz * 1e6)
+    dram = math.ceil(sum(dram_bytes) / per_cycle)
+    interval = max(one.interval, dram)
+    bottleneck = "dram" if dram > one.interval else accel.modules[one.bottleneck].name
+    frame_cycles = one.makespan + (graph.batches - 1) * interval
     hz = accel.frequency_mhz * 1e6
     # every op is batch-scoped: SRAM traffic is each op's bytes, once per batch;
     # leakage runs for the whole frame
@@ -72,14 +81,14 @@ def _expected(graph: nerframe.Graph, accel: nerframe.Accelerator, parallelism: s
     energy = graph.batches * one.energy_j + sram + accel.leakage_w * frame_cycles / hz
     return {
         "makespan_cycles": one.makespan,
-        "interval_cycles": one.interval,
+        "interval_cycles": interval,
         "frame_cycles": frame_cycles,
         "fps": hz / frame_cycles,
         "energy_per_frame_j": energy,
         "avg_power_w": energy * hz / frame_cycles,
         "area_mm2": accel.area_mm2,
         "peak_tflops": accel.peak_tflops,
-        "bottleneck_module": accel.modules[one.bottleneck].name,
+        "bottleneck_module": bottleneck,
     }
 
 
@@ -101,6 +110,8 @@ def test_every_row_equals_the_reference_schedule_of_its_variant(neurex, parallel
     assert result["config"].to_list() == list(range(16))
     # The scheduler's topological order is 0..n-1 for this chain; the reference needs one.
     assert neurex.edges.filter(pl.col("src") >= pl.col("dst")).height == 0
+    assert accel.memory_efficiency == 1
+    assert "dram" in result["bottleneck_module"].to_list()  # the DRAM sets some intervals
     for row in result.iter_rows(named=True):
         expected = _expected(neurex, variant(accel, {k: row[k] for k in grid}), parallelism)
         for key, value in expected.items():
@@ -144,6 +155,27 @@ def test_a_different_sweep_will_not_overwrite_a_store(neurex, tmp_path: Path) ->
     nerframe.sweep(neurex, "neurex", GRID, output=store)
     with pytest.raises(nerframe.NerframeError, match="holds something other than this sweep"):
         nerframe.sweep(neurex, "neurex", {**GRID, "frequency_mhz": [500]}, output=store)
+
+
+def test_a_store_from_before_the_dram_bottleneck_reads_but_is_not_resumed(
+    neurex, tmp_path: Path
+) -> None:
+    # A store whose manifest lacks the sweep's `bottlenecks` (the rows' Enum of
+    # bottleneck_module: written before 'dram' was one of them) reads as before ...
+    store = tmp_path / "sweep"
+    rows = nerframe.sweep(neurex, "neurex", GRID, output=store, chunk_size=10).collect()
+    assert rows["bottleneck_module"].dtype == pl.Enum([*MODULES, "dram"])
+    manifest = json.loads((store / "store.json").read_text())
+    assert manifest["run"]["sweep"].pop("bottlenecks") == [*MODULES, "dram"]
+    (store / "store.json").write_text(json.dumps(manifest))
+    counted = nerframe.query("SELECT count(*) AS n FROM sweep", store)["n"].item()
+    assert counted == rows.height
+    # ... and, interrupted, is not resumed into parts of another Enum.
+    manifest["run"]["complete"] = False
+    (store / "store.json").write_text(json.dumps(manifest))
+    next((store / "sweep/graph=neurex/hardware=neurex").glob("*.parquet")).unlink()
+    with pytest.raises(nerframe.NerframeError, match="its bottlenecks differs"):
+        nerframe.sweep(neurex, "neurex", GRID, output=store, chunk_size=10)
 
 
 @pytest.mark.parametrize(

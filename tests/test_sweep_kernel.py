@@ -15,7 +15,7 @@ import pytest
 
 import nerframe
 from nerframe.kernels.sweep_chunk import INT_ROWS, claim
-from nerframe.scheduling import frame_figures, overlaps
+from nerframe.scheduling import bottleneck_names, frame_figures, overlaps
 from nerframe.schemas import SWEEP_CYCLES, SWEEP_FIGURES
 from nerframe.sweeps.evaluate import Evaluator, Task, tasks, variant
 from nerframe.sweeps.parts import part_path, write_part
@@ -100,7 +100,8 @@ def test_blocks_and_chunk_offsets_equal_the_array_path() -> None:
         run = mapped.run(configs, spec.parallelism, keep_ops=False)
         figures = frame_figures(run, configs, graph.batches, overlaps(spec.hardware, True))
         names = [m.name for m in spec.hardware.modules]
-        assert rows["bottleneck_module"].to_list() == [names[b] for b in figures.pop("bottleneck")]
+        expected_names = bottleneck_names(names, figures.pop("bottleneck"))
+        assert rows["bottleneck_module"].to_list() == expected_names
         expected = pl.DataFrame(figures).fill_nan(None)
         assert rows.select(expected.columns).equals(expected)
         for name, values in spec.grid.items():

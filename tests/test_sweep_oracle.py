@@ -10,16 +10,25 @@ list scheduler. The Pareto kernel is checked against an all-pairs comparison.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from nerframe.kernels.dag import dag
-from nerframe.kernels.reference_schedule import Graph
-from nerframe.kernels.reference_sweep import FIELDS, Axis, Base, feasible, pareto_front, sweep_rows
+from nerframe.kernels.reference_schedule import Config, Graph, OneSchedule, schedule_one
+from nerframe.kernels.reference_sweep import (
+    DRAM,
+    FIELDS,
+    Axis,
+    Base,
+    feasible,
+    pareto_front,
+    sweep_rows,
+)
 from nerframe.kernels.schedule_inputs import OpArrays
 from nerframe.kernels.sweep import pareto_mask
 from nerframe.kernels.sweep_chunk import (
@@ -32,6 +41,7 @@ from nerframe.kernels.sweep_chunk import (
     evaluate_chunk,
     result_matrices,
 )
+from nerframe.sweeps.evaluate import Matrices
 
 INTEGER_FIELDS = {"count", "latency_cycles"}
 ACCELERATOR_FIELDS = {"frequency_mhz", "dram_bandwidth_gbps", "dram_pj_per_byte"}
@@ -194,11 +204,16 @@ def _same(a: float, b: float) -> bool:
     return a == pytest.approx(b, rel=1e-12, abs=1e-300)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(case=_case())
-def test_the_sweep_kernel_equals_the_scalar_oracle(case: dict) -> None:
+def _phase_bytes(case: dict) -> tuple[float, float, float]:
+    pre, batch, post = (sum(o[2] for o in phase[2]) for phase in case["phases"])
+    return pre, batch, post
+
+
+def _kernel_and_oracle(case: dict) -> tuple[Matrices, list[dict], list[tuple[float, ...]]]:
+    """The kernel's result matrices for the case's rows, the oracle's rows and each
+    row's axis values."""
     grid, dags, ops, inst_base = _kernel_inputs(case)
-    phase_bytes = tuple(sum(o[2] for o in phase[2]) for phase in case["phases"])
+    phase_bytes = _phase_bytes(case)
     nbytes = np.array([phase_bytes, case["sram_bytes"]], np.float64)
     bounds = case["bounds"]
     constraint = np.array([CONSTRAINED.index(name) for name in bounds], np.int64)
@@ -208,7 +223,6 @@ def test_the_sweep_kernel_equals_the_scalar_oracle(case: dict) -> None:
     out = result_matrices(size, len(case["axes"]))
     evaluate_chunk(start, grid, dags, ops, nbytes, case["batches"], case["pipelined"],
                    case["split"], inst_base, constraint, low, high, out)  # fmt: skip
-    ints, floats, ok = out
 
     expected = sweep_rows(
         case["base"],
@@ -223,6 +237,14 @@ def test_the_sweep_kernel_equals_the_scalar_oracle(case: dict) -> None:
     configurations = [
         values for i, values in enumerate(_product(case["axes"])) if start <= i < start + size
     ]
+    return out, expected, configurations
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=_case())
+def test_the_sweep_kernel_equals_the_scalar_oracle(case: dict) -> None:
+    (ints, floats, ok), expected, configurations = _kernel_and_oracle(case)
+    bounds = case["bounds"]
     for c, (row, values) in enumerate(zip(expected, configurations, strict=True)):
         for r, name in enumerate(INT_ROWS):
             assert ints[r, c] == row[name], (name, c)
@@ -240,6 +262,110 @@ def _product(axes: list[Axis]) -> list[tuple[float, ...]]:
     import itertools
 
     return list(itertools.product(*(a.values for a in axes)))
+
+
+def _config(case: dict, values: tuple[float, ...]) -> Config:
+    """The scheduler's configuration of one grid row: the base with the row's axis
+    values (power and DRAM energy left out: no start time depends on them)."""
+    base = case["base"]
+    setting = {(a.name, a.module): v for a, v in zip(case["axes"], values, strict=True)}
+    chip = {a.name: v for a, v in zip(case["axes"], values, strict=True)}
+    modules = range(len(base.counts))
+
+    def field(name: str, m: int, default: float) -> float:
+        return setting.get((name, m), default)
+
+    count = [int(field("count", m, base.counts[m])) for m in modules]
+    return Config(
+        count=count,
+        instances=count if case["split"] else [1] * len(count),
+        throughput=[
+            field("throughput_ops_per_cycle", m, base.throughput[m]) * base.efficiency[m]
+            for m in modules
+        ],
+        latency=[int(field("latency_cycles", m, base.latency[m])) for m in modules],
+        power_uw=[0.0] * len(count),
+        frequency_mhz=chip.get("frequency_mhz", base.frequency_mhz),
+        dram_bandwidth_gbps=chip.get("dram_bandwidth_gbps", base.dram_bandwidth_gbps)
+        * base.memory_efficiency,
+        dram_pj_per_byte=0.0,
+    )
+
+
+def _most_bytes_in_an_interval(
+    batch: OneSchedule, graph: Graph, batches: int, interval: int
+) -> float:
+    """The most DRAM bytes any window of `interval` cycles of the pipelined stream
+    moves, measured from the batch's placements: batch k runs them `k * interval`
+    cycles later, and each op moves its bytes evenly over its run. The bytes in a
+    window [t, t + interval) are piecewise linear in t, bending where t or
+    t + interval meets a run's start or end: the most is at one of those t."""
+    runs = [
+        (op.start + k * interval, op.end + k * interval, graph.bytes_total[i] / op.duration)
+        for k in range(batches)
+        for i, op in enumerate(batch.ops)
+        if graph.bytes_total[i] > 0
+    ]
+    last = max(batch.makespan + (batches - 1) * interval - interval, 0)
+    bends = {t for s, e, _ in runs for t in (s, e, s - interval, e - interval)}
+    return max(
+        sum(r * max(0, min(e, t + interval) - max(s, t)) for s, e, r in runs)
+        for t in {0, last} | {t for t in bends if 0 <= t <= last}
+    )
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=_case(), bandwidth=st.floats(0.5, 20), batches=st.integers(2, 6))
+def test_a_pipelined_stream_moves_at_most_the_bandwidth(
+    case: dict, bandwidth: float, batches: int
+) -> None:
+    # A slow DRAM (the base's; an axis may set another) and several pipelined
+    # batches: the DRAM sets many rows' interval.
+    base = dataclasses.replace(case["base"], dram_bandwidth_gbps=bandwidth)
+    case = case | {"base": base, "pipelined": True, "batches": batches}
+    (ints, floats, _), expected, configurations = _kernel_and_oracle(case)
+    batch_graph = _oracle_graph(*case["phases"][1])
+    pre_bytes, batch_bytes, post_bytes = _phase_bytes(case)
+    at = {name: INT_ROWS.index(name) for name in INT_ROWS}
+    utilization = FLOAT_ROWS.index("dram_utilization")
+    for c, (row, values) in enumerate(zip(expected, configurations, strict=True)):
+        # kernel and oracle agree bit for bit
+        for name, r in at.items():
+            assert ints[r, c] == row[name], (name, c)
+        assert floats[utilization, c] == row["dram_utilization"]
+        config = _config(case, values)
+        one = schedule_one(batch_graph, config)
+        assert ints[at["makespan_cycles"], c] == one.makespan
+        derated = config.dram_bandwidth_gbps * 1e9 / (config.frequency_mhz * 1e6)
+        dram = math.ceil(batch_bytes / derated)
+        interval = int(ints[at["interval_cycles"], c])
+        assert interval == max(one.interval, dram)
+        event("the DRAM sets the interval" if dram > one.interval else "a module does")
+        pre, post = ints[at["pre_cycles"], c], ints[at["post_cycles"], c]
+        stream = one.makespan + (batches - 1) * interval
+        assert ints[at["frame_cycles"], c] == pre + stream + post
+        streaming = pre <= stream and post <= stream
+        assert (ints[at["bottleneck"], c] == DRAM) == (dram > one.interval and streaming)
+        # Physics: the stream moves at most the bandwidth over its cycles, and over
+        # every window of one interval (exactly one batch's bytes once it is full).
+        assert batches * batch_bytes <= stream * derated * (1 + 1e-12)
+        if batch_bytes > 0:
+            most = _most_bytes_in_an_interval(one, batch_graph, batches, interval)
+            assert most <= interval * derated * (1 + 1e-9)
+        # the utilisation, against the peak: each phase's and the stream's
+        peak = derated / base.memory_efficiency
+        shares = [
+            moved / (cycles * peak)
+            for moved, cycles in (
+                (pre_bytes, pre),
+                (batch_bytes, one.makespan),
+                (batches * batch_bytes, stream),
+                (post_bytes, post),
+            )
+            if cycles > 0
+        ]
+        assert row["dram_utilization"] == pytest.approx(max(shares, default=0.0), rel=1e-12)
+        assert 0 <= row["dram_utilization"] <= 1 + 1e-12
 
 
 def test_the_kernel_s_field_codes_are_the_oracle_s_fields() -> None:

@@ -34,6 +34,7 @@ from nerframe.accelerator_model import Accelerator
 from nerframe.errors import InvalidInputError
 from nerframe.graphs import Graph
 from nerframe.kernels.dag import Dag, dag
+from nerframe.kernels.frames import DRAM
 from nerframe.kernels.schedule_inputs import OpArrays
 from nerframe.kernels.sweep_chunk import (
     AREA,
@@ -52,7 +53,7 @@ from nerframe.kernels.sweep_chunk import (
     result_matrices,
 )
 from nerframe.progress import Progress
-from nerframe.scheduling import Configurations, Mapped, overlaps
+from nerframe.scheduling import DRAM_NAME, Configurations, Mapped, overlaps, reserved
 from nerframe.schemas import SWEEP_CYCLES, SWEEP_FIGURES
 from nerframe.sweeps.spec import (
     ACCELERATOR_FIELDS,
@@ -108,6 +109,7 @@ class Evaluator:
     def __init__(self, spec: SweepSpec) -> None:
         self.spec = spec
         self.base = Configurations.of(spec.hardware)
+        reserved(spec.hardware)
         self.modules = [m.name for m in spec.hardware.modules]
         # Names as Enums (graphs in lexical order, so they sort as strings do): cheaper
         # to build and to write than strings, and they read back from Parquet as Enums.
@@ -115,7 +117,9 @@ class Evaluator:
         names = [spec.graph_at(i, first).name for i in range(len(spec.graphs))]
         self._graphs = pl.Series(sorted(set(names)), dtype=pl.Enum(sorted(set(names))))
         self._accelerator = pl.Series([spec.hardware.name], dtype=pl.Enum([spec.hardware.name]))
-        self._bottlenecks = pl.Series(self.modules, dtype=pl.Enum(self.modules))
+        # The modules, then the DRAM (where it sets the batch interval: code DRAM, -1).
+        bottlenecks = [*self.modules, DRAM_NAME]
+        self._bottlenecks = pl.Series(bottlenecks, dtype=pl.Enum(bottlenecks))
         self._points = list(spec.points())
         # Axes of names (scenes) as Enums of their values in lexical order, as graphs.
         self._kinds = {
@@ -196,7 +200,9 @@ class Evaluator:
             # NaN is a figure without a value: fps of a zero-time frame, an area
             # that is not published.
             columns[name] = pl.Series(name, floats[FLOAT_ROWS.index(name)], nan_to_null=True)
-        columns["bottleneck_module"] = self._bottlenecks.gather(ints[INT_ROWS.index("bottleneck")])
+        bottleneck = ints[INT_ROWS.index("bottleneck")]
+        bottleneck[bottleneck == DRAM] = len(self.modules)
+        columns["bottleneck_module"] = self._bottlenecks.gather(bottleneck)
         columns["feasible"] = feasible
         return pl.DataFrame(columns)
 

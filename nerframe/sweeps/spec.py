@@ -55,6 +55,7 @@ from nerframe.formats.sweep_spec import Axis, Bounds, SweepSpecFile, WorkloadAxi
 from nerframe.graphs import Graph
 from nerframe.hardware import BUILTIN, accelerator
 from nerframe.scene_table import scene
+from nerframe.scheduling import DRAM_NAME
 from nerframe.schemas import SWEEP_OBJECTIVES
 from nerframe.taxonomy import op_types
 
@@ -590,6 +591,10 @@ def spec_identity(spec: SweepSpec) -> dict[str, Any]:
         "nerframe_version": __version__,
         "graphs": graphs,
         "accelerator": {"name": spec.hardware.name, "sha256": digest(accel)},
+        # The categories of the rows' bottleneck_module Enum: a store written before
+        # the DRAM could be named lacks this key, so it is not resumed into parts
+        # whose Enum differs (its rows read as before).
+        "bottlenecks": [*(m.name for m in spec.hardware.modules), DRAM_NAME],
         "workload": spec.workload,
         "grid": {name: values.tolist() for name, values in spec.grid.items()},
         "constraints": {
