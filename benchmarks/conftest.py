@@ -31,15 +31,18 @@ def best_of() -> Timer:
 def _record_load(request: pytest.FixtureRequest) -> Iterator[None]:
     """Every benchmark's ``extra_info`` records the 1-minute load average before and
     after it: this machine's speed follows its load (docs/performance.md)."""
+    # Looked up before the test: at teardown the benchmark fixture may be gone already.
+    bench = request.getfixturevalue("benchmark") if "benchmark" in request.fixturenames else None
     before = os.getloadavg()[0]
     yield
-    if "benchmark" in request.fixturenames:
-        info = request.getfixturevalue("benchmark").extra_info
-        info.setdefault("load_before", round(before, 2))
-        info.setdefault("load_after", round(os.getloadavg()[0], 2))
+    if bench is not None:
+        bench.extra_info.setdefault("load_before", round(before, 2))
+        bench.extra_info.setdefault("load_after", round(os.getloadavg()[0], 2))
 
 
-def pytest_benchmark_update_machine_info(config: pytest.Config, machine_info: dict) -> None:
+def pytest_benchmark_update_machine_info(
+    config: pytest.Config, machine_info: dict[str, object]
+) -> None:
     """The run's machine: core count and load average at its start (docs/performance.md)."""
     machine_info["cpu_count"] = os.cpu_count()
     machine_info["load_average"] = [round(x, 2) for x in os.getloadavg()]
