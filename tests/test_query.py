@@ -231,14 +231,16 @@ def test_bottlenecks_query(store: Path, frames: dict[str, pl.DataFrame]) -> None
     assert got["compute_bound_ops"].sum() > 0 and got["memory_bound_ops"].sum() > 0
 
 
-def test_bottlenecks_busy_cycles_under_instance_parallelism(tmp_path: Path) -> None:
-    # Three independent ops of 8, 24 and 2 cycles on one module of two instances,
-    # one instance each: 34 instance-cycles over 2 instances -> 17 per instance, the
-    # scheduler's interval.
+def _three_sorts_on_two_lanes(
+    tmp_path: Path, name: str, bandwidth_gbps: float
+) -> tuple[Path, Path]:
+    """Analyzed into ``tmp_path / "out"`` with instance parallelism: three independent
+    sorts (N = 4, 8, 2) on one module of two instances at `bandwidth_gbps`; the graph
+    and accelerator files."""
     accel = {
-        "name": "two_lanes",
+        "name": name,
         "frequency_mhz": 1000,
-        "dram_bandwidth_gbps": 1000,
+        "dram_bandwidth_gbps": bandwidth_gbps,
         "dram_pj_per_byte": 0,
         "modules": [
             {
@@ -253,7 +255,7 @@ def test_bottlenecks_busy_cycles_under_instance_parallelism(tmp_path: Path) -> N
         ],
         "operator_mapping": {"Sorting": "alu"},
     }
-    accel_file = tmp_path / "two_lanes.json"
+    accel_file = tmp_path / f"{name}.json"
     accel_file.write_text(json.dumps(accel))
     # Sorting of B=1, N=n costs n*log2(n) FLOPs: N=4 -> 8, N=8 -> 24, N=2 -> 2.
     graph_file = tmp_path / "three.json"
@@ -262,6 +264,14 @@ def test_bottlenecks_busy_cycles_under_instance_parallelism(tmp_path: Path) -> N
     nerframe.analyze(
         [str(graph_file)], [str(accel_file)], tmp_path / "out", parallelism="instance", report=False
     )
+    return graph_file, accel_file
+
+
+def test_bottlenecks_busy_cycles_under_instance_parallelism(tmp_path: Path) -> None:
+    # Three independent ops of 8, 24 and 2 cycles on one module of two instances,
+    # one instance each: 34 instance-cycles over 2 instances -> 17 per instance, the
+    # scheduler's interval.
+    graph_file, accel_file = _three_sorts_on_two_lanes(tmp_path, "two_lanes", 1000)
     got = query("bottlenecks", tmp_path / "out").row(0, named=True)
     schedule = nerframe.schedule(
         nerframe.read_graph(graph_file), str(accel_file), parallelism="instance"
@@ -276,32 +286,7 @@ def test_bottlenecks_names_the_dram_with_its_busy_cycles(tmp_path: Path) -> None
     # Three sorts on two lanes at 1 byte/cycle: every op is memory-bound (its bytes
     # take more cycles than its FLOPs), so the lanes are busy about half of the
     # bytes' cycles each and the DRAM all of them: the DRAM sets the interval.
-    accel = {
-        "name": "slow_dram",
-        "frequency_mhz": 1000,
-        "dram_bandwidth_gbps": 1,
-        "dram_pj_per_byte": 0,
-        "modules": [
-            {
-                "name": "alu",
-                "type": "SAMPLING",
-                "count": 2,
-                "throughput_ops_per_cycle": 1,
-                "latency_cycles": 0,
-                "area_um2": 1,
-                "power_uw": 1,
-            }
-        ],
-        "operator_mapping": {"Sorting": "alu"},
-    }
-    accel_file = tmp_path / "slow_dram.json"
-    accel_file.write_text(json.dumps(accel))
-    graph_file = tmp_path / "three.json"
-    ops = [{"op_type": "Sorting", "B": 1, "N": n, "bitwidth": 8} for n in (4, 8, 2)]
-    graph_file.write_text(json.dumps({"name": "three", "ops": ops, "frame_pixels": 1}))
-    nerframe.analyze(
-        [str(graph_file)], [str(accel_file)], tmp_path / "out", parallelism="instance", report=False
-    )
+    graph_file, _ = _three_sorts_on_two_lanes(tmp_path, "slow_dram", 1)
     got = query("bottlenecks", tmp_path / "out").row(0, named=True)
     table = nerframe.costs(nerframe.read_graph(graph_file).ops)
     assert (table["bytes_total"] > table["flops"]).all()
