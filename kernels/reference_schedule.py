@@ -57,6 +57,8 @@ class Graph:
     gemms: list[list[tuple[int, int, int]]] | None = None
     # samples per tile of each of those GEMMs (0: M whole); None: all whole
     gemm_tiles: list[list[int]] | None = None
+    # floor on each op's memory cycles from a GPU's L2 bandwidth; None: no floor
+    l2_cycles: list[int] | None = None
 
 
 @dataclass(frozen=True)
@@ -225,7 +227,9 @@ def schedule_one(graph: Graph, config: Config) -> OneSchedule:
             compute.append(math.ceil(cycles * (2.0 * rows * cols / config.throughput[m])))
         else:
             compute.append(math.ceil(graph.work[op] / (config.throughput[m] * k)))
-        memory.append(math.ceil(graph.bytes_total[op] / bytes_per_cycle))
+        # the DRAM's cycles or the L2's, whichever is longer
+        l2 = graph.l2_cycles[op] if graph.l2_cycles else 0
+        memory.append(max(math.ceil(graph.bytes_total[op] / bytes_per_cycle), l2))
         duration.append(config.latency[m] + max(compute[op], memory[op]))
     rates = [byte_rate(graph.bytes_total[op], duration[op], bytes_per_cycle) for op in range(n)]
 
@@ -329,6 +333,7 @@ def schedule_configs(
         gemm_tiles=None
         if tile_rows is None
         else [tile_rows[gemm_ptr[op] : gemm_ptr[op + 1]] for op in range(n)],
+        l2_cycles=None if ops.l2_cycles is None else np.asarray(ops.l2_cycles).tolist(),
     )
     schedules = [
         schedule_one(

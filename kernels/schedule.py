@@ -99,6 +99,14 @@ def _byte_rate(nbytes: float, duration: int, bytes_per_cycle: float) -> float:
     return min(nbytes / duration, bytes_per_cycle)
 
 
+@njit(cache=True)
+def _l2_floors(l2_cycles: np.ndarray | None, n: int) -> np.ndarray:
+    # Ops built without L2 floors (None, a type numba resolves when compiling) have none.
+    if l2_cycles is None:
+        return np.zeros(n, np.int64)
+    return l2_cycles
+
+
 # ----------------------------------------------------------------------- scheduler
 
 
@@ -118,6 +126,7 @@ def _schedule_chunk(
     # would pay atomic reference counting on every array argument.
     pred_ptr, succ_ptr, succ_idx, topo = graph.pred_ptr, graph.succ_ptr, graph.succ_idx, graph.topo
     op_module, work, bytes_total = ops.module, ops.work, ops.bytes_total
+    l2_cycles = _l2_floors(ops.l2_cycles, op_module.shape[0])
     module_count, module_k = cfg.count, cfg.instances
     module_throughput, module_latency = cfg.throughput, cfg.latency
     module_power_uw, frequency_mhz = cfg.power_uw, cfg.frequency_mhz
@@ -197,7 +206,9 @@ def _schedule_chunk(
                 compute = math.ceil(array_cycles[op] * (peak / module_throughput[c, m]))
             else:
                 compute = math.ceil(work[op] / (module_throughput[c, m] * module_k[c, m]))
-            memory = math.ceil(bytes_total[op] / bytes_per_cycle)
+            # An op's bytes cross the DRAM and the L2 at once (docs/model.md, "The
+            # L2's bandwidth"), so the slower of the two sets its memory cycles.
+            memory = max(math.ceil(bytes_total[op] / bytes_per_cycle), l2_cycles[op])
             dur[op] = module_latency[c, m] + max(compute, memory)
             if keep_ops:
                 compute_cycles[c, op] = compute

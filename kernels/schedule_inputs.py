@@ -51,6 +51,9 @@ class OpArrays(NamedTuple):
     # Samples per tile of each GEMM (0: M whole; `nerframe.kernels.systolic.op_cycles`).
     # None: every GEMM whole.
     gemm_tiles: np.ndarray = None  # type: ignore[assignment]  # int64[L]
+    # Floor on each op's memory cycles from a GPU's L2 bandwidth (core cycles, the
+    # same on every configuration; `nerframe.scheduling.Mapped`). None: no floor.
+    l2_cycles: np.ndarray = None  # type: ignore[assignment]  # int64[n]
 
 
 class ConfigArrays(NamedTuple):
@@ -315,7 +318,26 @@ def checked_inputs(
             configuration=int(c),
         )
     _check_array_durations(cfg, module, bytes_total, gemm_ptr, gemms, tiles, limit)
-    return OpArrays(module, work, bytes_total, gemm_ptr, gemms, tiles), cfg, count_max
+    l2_cycles = _checked_l2_cycles(ops.l2_cycles, n, limit)
+    return OpArrays(module, work, bytes_total, gemm_ptr, gemms, tiles, l2_cycles), cfg, count_max
+
+
+def _checked_l2_cycles(values: np.ndarray | None, n: int, limit: float) -> np.ndarray:
+    """The ops' L2 floors as a contiguous int64 array (zeros if None), validated: an op
+    held to `limit` cycles or more could leave the exact range like a long duration."""
+    if values is None:
+        return np.zeros(n, np.int64)
+    arr = _array("l2_cycles", values, (n,), integer=True)
+    _check_range("l2_cycles", arr, 0)
+    if n and not arr.max() < limit:
+        op = int(arr.argmax())
+        raise KernelInputError(
+            f"op {op} has l2_cycles {int(arr[op])}, beyond the exact range "
+            f"({MAX_CYCLES:.3g} cycles over {n} ops)",
+            f"op {op}",
+            op=op,
+        )
+    return arr
 
 
 def _checked_gemms(ops: OpArrays, n: int) -> tuple[np.ndarray, np.ndarray]:

@@ -97,7 +97,11 @@ class Accelerator:
     (`nerframe.mapping.gathered_bytes`); 0 (the default) charges none.
     ``l2_cache_kb`` is a GPU's last-level cache (data sheet): a hash level whose table
     fits in it moves its table at most once per batch instead of a sector per two
-    lookups; 0 (the default) credits no cache.
+    lookups; 0 (the default) credits no cache. ``l2_bytes_per_cycle`` is that
+    cache's read bandwidth per core clock: every byte an op requests from memory,
+    its hash-table sectors included, passes an L2 slice, so its memory time is at
+    least those bytes over this rate (`nerframe.mapping.l2_bytes`); 0 (the
+    default) leaves the L2 unlimited.
 
     >>> import nerframe
     >>> a = nerframe.accelerator("neurex")
@@ -126,6 +130,7 @@ class Accelerator:
     leakage_uw_per_mm2: float = math.nan
     gather_sector_bytes: float = 0.0
     l2_cache_kb: float = 0.0
+    l2_bytes_per_cycle: float = 0.0
 
     def __repr__(self) -> str:
         """One line: name, kind, module count, clock and DRAM bandwidth.

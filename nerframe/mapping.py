@@ -152,19 +152,16 @@ work item, which the cost model counts in no byte column."""
 
 def gathered_bytes(costs: pl.DataFrame, accel: Accelerator) -> np.ndarray:
     """DRAM bytes (float64) of each row's random hash-table reads on `accel`: zero unless
-    the accelerator has a ``gather_sector_bytes``; then a `GATHERS` row moves one sector
-    per two of its lookups (``B*N*num_levels*2^input_dim``), since Instant-NGP's spatial
-    hash keeps a voxel's two x-neighbour corners in adjacent entries ("pi_1 = 1 ... for
-    better cache coherence", Mueller et al., Instant Neural Graphics Primitives, ACM TOG
-    41(4) 2022, Sec. 3) and a 4-byte entry (two FP16 features) is an eighth of a
-    32-byte sector. Where the accelerator names an ``l2_cache_kb`` that holds one
-    level's table (``2^log2_hashmap_size * features_per_level`` entries of
-    ``bitwidth`` bits), a level costs at most its table: tiny-cuda-nn evaluates the
-    levels one after another over the whole batch so that one level's table resides in
-    the cache at a time (Mueller et al. 2022, Sec. 4, "Performance considerations"),
-    so each level's table crosses DRAM at most once per batch and the rest are L2
-    hits. Dense coarse levels smaller than the table are counted at the full table
-    size, an upper bound.
+    the accelerator has a ``gather_sector_bytes``; then a `GATHERS` row requests one
+    sector per two of its lookups (`sector_requests`). Where the accelerator names an
+    ``l2_cache_kb`` that holds one level's table (``2^log2_hashmap_size *
+    features_per_level`` entries of ``bitwidth`` bits), a level costs at most its
+    table: tiny-cuda-nn evaluates the levels one after another over the whole batch so
+    that one level's table resides in the cache at a time (Mueller et al., Instant
+    Neural Graphics Primitives, ACM TOG 41(4) 2022, Sec. 4, "Performance
+    considerations"), so each level's table crosses DRAM at most once per batch and
+    the rest are L2 hits (their bandwidth is `l2_bytes`). Dense coarse levels smaller
+    than the table are counted at the full table size, an upper bound.
 
     >>> import nerframe
     >>> g = nerframe.pipeline("neurex", rays=1, samples=1)
@@ -177,25 +174,68 @@ def gathered_bytes(costs: pl.DataFrame, accel: Accelerator) -> np.ndarray:
     >>> float(gathered_bytes(big, nerframe.accelerator("titan_rtx"))[1]) / 2**20  # 16 x 2 MiB
     32.0
     """
+    moved = sector_requests(costs, accel)
+    if accel.l2_cache_kb > 0:
+        op_types = costs.get_column("op_type").cast(pl.String).to_numpy()
+        for op_type in GATHERS:
+            rows = op_types == op_type
+            if rows.any():
+                levels = _product(costs, rows, ["num_levels"])
+                factors = ["2^log2_hashmap_size", "features_per_level", "bitwidth"]
+                table = _product(costs, rows, factors) / 8
+                cached = table <= accel.l2_cache_kb * 1024
+                moved[rows] = np.where(cached, np.minimum(moved[rows], levels * table), moved[rows])
+    return moved
+
+
+def sector_requests(costs: pl.DataFrame, accel: Accelerator) -> np.ndarray:
+    """Bytes (float64) each row's random hash-table reads request from the memory system
+    on `accel`, whether the L2 then hits or misses: zero unless the accelerator has a
+    ``gather_sector_bytes``; then a `GATHERS` row requests one sector per two of its
+    lookups (``B*N*num_levels*2^input_dim``), since Instant-NGP's spatial hash keeps a
+    voxel's two x-neighbour corners in adjacent entries ("pi_1 = 1 ... for better cache
+    coherence", Mueller et al. 2022, Sec. 3) and a 4-byte entry (two FP16 features) is
+    an eighth of a 32-byte sector.
+
+    >>> import nerframe
+    >>> c = nerframe.costs(nerframe.pipeline("neurex", rays=1, samples=1).ops)
+    >>> sector_requests(c, nerframe.accelerator("rtx3070")).tolist()  # 16 x 8 / 2 x 32
+    [0.0, 2048.0, 0.0, 0.0, 0.0]
+    """
     result = np.zeros(costs.height)
     if accel.gather_sector_bytes == 0:
         return result
-    op_types = np.array(costs.get_column("op_type").cast(pl.String).to_list())
+    op_types = costs.get_column("op_type").cast(pl.String).to_numpy()
     for op_type in GATHERS:
         rows = op_types == op_type
         if rows.any():
             lookups = _product(costs, rows, WORK_ITEMS[op_type]["lookup"])
-            moved = lookups / 2 * accel.gather_sector_bytes
-            if accel.l2_cache_kb > 0:
-                levels = _product(costs, rows, ["num_levels"])
-                table = (
-                    _product(costs, rows, ["2^log2_hashmap_size", "features_per_level", "bitwidth"])
-                    / 8
-                )
-                cached = table <= accel.l2_cache_kb * 1024
-                moved = np.where(cached, np.minimum(moved, levels * table), moved)
-            result[rows] = moved
+            result[rows] = lookups / 2 * accel.gather_sector_bytes
     return result
+
+
+def l2_bytes(costs: pl.DataFrame, accel: Accelerator) -> np.ndarray:
+    """Bytes (float64) each row moves through a GPU's L2 cache: zero unless the
+    accelerator has an ``l2_bytes_per_cycle``; then the row's own bytes
+    (``bytes_total``) plus its hash-table sector requests (`sector_requests`). An
+    NVIDIA GPU's L2 slices sit in front of its memory controllers (GA102
+    whitepaper: 512 KB of L2 paired with each 32-bit controller), so every
+    global-memory access, hit or miss, passes a slice, and the L2's read bandwidth
+    bounds an op's memory time beside the DRAM's (`Mapped.of` turns these bytes into
+    cycles).
+
+    >>> import nerframe
+    >>> c = nerframe.costs(nerframe.pipeline("neurex", rays=1, samples=1).ops)
+    >>> float(l2_bytes(c, nerframe.accelerator("rtx3070"))[1] - c["bytes_total"][1])
+    2048.0
+    >>> bool(l2_bytes(c, nerframe.accelerator("xavier_nx")).any())  # no L2 rate given
+    False
+    """
+    if accel.l2_bytes_per_cycle == 0:
+        return np.zeros(costs.height)
+    own = costs.get_column("bytes_total").to_numpy().astype(np.float64)
+    total: np.ndarray = own + sector_requests(costs, accel)
+    return total
 
 
 def table_read_bytes(costs: pl.DataFrame) -> np.ndarray:

@@ -155,6 +155,7 @@ def from_nerframe(data: object, path: Path, load: Callable[[str], Accelerator]) 
         leakage_uw_per_mm2=math.nan if f.leakage_uw_per_mm2 is UNSET else f.leakage_uw_per_mm2,
         gather_sector_bytes=float(inherited("gather_sector_bytes", 0.0)),
         l2_cache_kb=float(inherited("l2_cache_kb", 0.0)),
+        l2_bytes_per_cycle=float(inherited("l2_bytes_per_cycle", 0.0)),
     )
 
 

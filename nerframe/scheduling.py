@@ -59,7 +59,7 @@ from nerframe.kernels.faults import KernelInputError
 from nerframe.kernels.frames import DRAM, FLOAT_FIGURES, frames
 from nerframe.kernels.schedule import ConfigArrays, OpArrays, ScheduleResult, schedule_configs
 from nerframe.kernels.systolic import mlp_gemms, op_traffic
-from nerframe.mapping import gathered_bytes, map_operators, table_read_bytes, work
+from nerframe.mapping import gathered_bytes, l2_bytes, map_operators, table_read_bytes, work
 from nerframe.schemas import BOUND, MODULE_BUSY, SCHEDULE, SUMMARY
 
 PARALLELISM: tuple[Parallelism, ...] = get_args(Parallelism)
@@ -281,7 +281,11 @@ class Mapped:
     list the GEMMs (M, K, N) of each MLP op on a systolic array (`mlp_gemm_lists`);
     other ops have none. ``sram_bytes`` is each op's SRAM traffic: all its bytes,
     on chip or off, except on a systolic array, whose buffers are read once per
-    fold (`array_traffic`).
+    fold (`array_traffic`). ``l2_cycles`` is each op's floor on its memory cycles
+    from a GPU's L2 read bandwidth: the bytes it requests through the L2
+    (`nerframe.mapping.l2_bytes`) over ``l2_bytes_per_cycle``, rounded up; in
+    core cycles, so the same on every configuration (the L2 runs at the core
+    clock, as in Accel-Sim's tested GPU configurations); 0 without an L2 rate.
     """
 
     costs: pl.DataFrame
@@ -294,6 +298,7 @@ class Mapped:
     gemms: np.ndarray
     sram_bytes: np.ndarray
     gemm_tiles: np.ndarray
+    l2_cycles: np.ndarray
 
     @classmethod
     def of(cls, graph: Graph, accel: Accelerator, table: pl.DataFrame | None = None) -> Mapped:
@@ -310,6 +315,10 @@ class Mapped:
         on_chip = np.array([m.on_chip for m in accel.modules], dtype=bool)[module]
         moved = table.get_column("bytes_total").to_numpy() + gathered_bytes(table, accel)
         dram_bytes = np.where(on_chip, 0.0, moved)
+        l2_cycles = np.zeros(table.height, np.int64)
+        if accel.l2_bytes_per_cycle > 0:
+            through_l2 = np.where(on_chip, 0.0, l2_bytes(table, accel))
+            l2_cycles = np.ceil(through_l2 / accel.l2_bytes_per_cycle).astype(np.int64)
         phase = phases(graph)
         parts: list[_Part | None] = [None, None, None]
         if phase.size and (phase == phase[0]).all():
@@ -344,6 +353,7 @@ class Mapped:
             gemms,
             sram_bytes,
             tiles,
+            l2_cycles,
         )
 
     def op_arrays(self, ops: np.ndarray) -> OpArrays:
@@ -366,6 +376,7 @@ class Mapped:
             ptr,
             self.gemms[rows],
             self.gemm_tiles[rows],
+            self.l2_cycles[ops],
         )
 
     def run(self, configs: Configurations, parallelism: str, keep_ops: bool) -> FrameRun:

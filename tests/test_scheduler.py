@@ -119,6 +119,33 @@ def test_memory_bound_ops_on_different_modules_take_turns_on_the_dram() -> None:
     assert r.makespan.tolist() == [200]
 
 
+def test_an_l2_floor_longer_than_the_dram_time_sets_the_memory_cycles() -> None:
+    # 100 bytes at 1 byte/cycle take 100 DRAM cycles; an L2 floor of 250 cycles (the
+    # bytes the op requests through a GPU's L2 over its bytes per clock) is longer, so
+    # the op takes 250 cycles and spreads its DRAM bytes over them (0.4 byte/cycle):
+    # the second op's 50 bytes over 50 cycles (1 byte/cycle) do not fit beside it.
+    p = graph_fields(2, []) | {
+        "module": np.array([0, 1]),
+        "work": np.zeros(2),
+        "bytes_total": np.array([100.0, 50.0]),
+        "l2_cycles": np.array([250, 0]),
+        "count": np.array([[1, 1]]),
+        "throughput": np.ones((1, 2)),
+        "latency": np.zeros((1, 2), np.int64),
+        "power_uw": np.ones((1, 2)),
+        "frequency_mhz": np.array([1000.0]),
+        "dram_bandwidth_gbps": np.array([1.0]),
+        "dram_pj_per_byte": np.array([0.0]),
+    }
+    r = run(p, split=True)
+    assert_same(r, run_ref(p, split=True))
+    assert row(r, "memory_cycles") == [250, 50]
+    assert row(r, "duration") == [250, 50]
+    assert row(r, "start") == [0, 250]
+    # without the floor, the DRAM's 100 cycles again
+    assert row(run(p | {"l2_cycles": None}, split=True), "duration") == [100, 50]
+
+
 def test_ops_share_the_dram_while_their_rates_fit() -> None:
     # 100-cycle compute-bound ops moving 40 and 60 bytes: 0.4 + 0.6 bytes/cycle fit in
     # the 1 byte/cycle together; 0.4 + 0.61 do not, and the second op waits for the
@@ -493,6 +520,9 @@ def valid_args() -> dict:
             "dram_bandwidth_gbps of configuration 0 must be finite",
         ),
         ("work", np.array([1.0, -2.0, 3.0]), "work must be >= 0"),
+        ("l2_cycles", np.array([0, -1, 0]), "l2_cycles must be >= 0"),
+        ("l2_cycles", np.array([0, 1]), "l2_cycles must have shape"),
+        ("l2_cycles", np.array([0.0, 1.5, 0.0]), "l2_cycles must hold integers"),
         ("module", np.array([0, 2, 0]), "module names a module outside"),
         ("topo", np.array([2, 1, 0]), "not a topological order"),
         ("topo", np.array([0, 1, 1]), "permutation"),
@@ -511,6 +541,13 @@ def test_bad_input_raises_kernel_input_error(field: str, value: np.ndarray, mess
         run(valid_args() | {field: value})
     # Disagreeing CSR arrays are reported against the predecessors.
     assert err.value.culprit == ("pred_idx" if "different edges" in message else field)
+
+
+def test_an_l2_floor_beyond_the_exact_range_names_its_op() -> None:
+    # 2**52 cycles for one of 3 ops is beyond 2**53 / 3
+    with pytest.raises(KernelInputError, match="op 1 has l2_cycles 4503599627370496") as err:
+        run(valid_args() | {"l2_cycles": np.array([0, 2**52, 0])})
+    assert (err.value.culprit, err.value.op) == ("op 1", 1)
 
 
 @pytest.mark.parametrize(
@@ -591,12 +628,15 @@ def random_problem(seed: int, n: int, n_modules: int, n_configs: int, max_count:
     # Zeros in flops, bytes and latency produce zero-duration ops and rank ties.
     flops = rng.choice([0.0, 1.0, 7.0, 64.0, 1e3, 123456.0], size=n) * rng.integers(0, 4, n)
     bytes_total = rng.choice([0.0, 3.0, 100.0, 5e4], size=n)
+    # A GPU's L2 floor on the memory cycles: mostly none, sometimes above the DRAM's.
+    l2_cycles = rng.choice([0, 0, 0, 2, 90, 4000], size=n)
     return graph_fields(n, list(zip(src.tolist(), dst.tolist(), strict=True))) | {
         "src": src,
         "dst": dst,
         "module": rng.integers(0, n_modules, n),
         "work": flops,
         "bytes_total": bytes_total,
+        "l2_cycles": l2_cycles,
         "count": rng.integers(1, max_count + 1, shape),
         "throughput": rng.uniform(0.5, 300.0, shape),
         "latency": rng.integers(0, 4, shape),

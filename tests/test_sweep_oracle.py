@@ -63,8 +63,14 @@ def _phase(draw: st.DrawFn, modules: int, least: int) -> tuple[int, list[tuple[i
     n = draw(st.integers(least, 4))
     pairs = [(i, j) for i in range(n) for j in range(i + 1, n)]
     edges = [p for p in pairs if draw(st.booleans())]
+    # (module, work, DRAM bytes, L2 floor in cycles)
     ops = [
-        (draw(st.integers(0, modules - 1)), draw(st.floats(0, 1e5)), draw(st.floats(0, 1e5)))
+        (
+            draw(st.integers(0, modules - 1)),
+            draw(st.floats(0, 1e5)),
+            draw(st.floats(0, 1e5)),
+            draw(st.sampled_from([0, 0, 1, 700, 40_000])),
+        )
         for _ in range(n)
     ]
     return n, edges, ops
@@ -171,6 +177,8 @@ def _kernel_inputs(case: dict) -> tuple:
                 np.array([o[2] for o in phase_ops], np.float64),
                 np.zeros(n + 1, np.int64),
                 np.zeros((0, 3), np.int64),
+                np.zeros(0, np.int64),
+                np.array([o[3] for o in phase_ops], np.int64),
             )
         )
     # instance offsets (instance mode) for the most instances any configuration has
@@ -195,6 +203,7 @@ def _oracle_graph(n: int, edges: list[tuple[int, int]], ops: list) -> Graph:
         op_module=[o[0] for o in ops],
         work=[o[1] for o in ops],
         bytes_total=[o[2] for o in ops],
+        l2_cycles=[o[3] for o in ops],
     )
 
 
@@ -402,7 +411,7 @@ def test_a_tie_between_phases_names_the_batch_module() -> None:
     case = {
         "base": base,
         "axes": [Axis("latency_cycles", 0, [0, 1])],
-        "phases": ((1, [], [(0, 100.0, 0.0)]), (1, [], [(1, 100.0, 0.0)]), (0, [], [])),
+        "phases": ((1, [], [(0, 100.0, 0.0, 0)]), (1, [], [(1, 100.0, 0.0, 0)]), (0, [], [])),
         "sram_bytes": (0.0, 0.0, 0.0),
     }
     grid, dags, ops, inst_base = _kernel_inputs(case)

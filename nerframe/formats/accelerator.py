@@ -143,6 +143,10 @@ class AcceleratorFile(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     """A GPU's last-level cache, KB (its architecture whitepaper): a hash-grid level whose
     table fits in it moves its table once per batch (`nerframe.mapping.gathered_bytes`);
     default 0 (no cache credited), or the base's."""
+    l2_bytes_per_cycle: NonNegative | UnsetType = UNSET
+    """A GPU's L2 read bandwidth in bytes per core clock (whitepaper or measured): an
+    op's memory time is at least the bytes it requests (hash-table sectors included)
+    over this rate (`nerframe.mapping.l2_bytes`); default 0 (unlimited), or the base's."""
     modules: Annotated[list[ModuleRecord], msgspec.Meta(min_length=1)]
     """The file's own modules (at least one)."""
     sram: list[SramRecord] = []
