@@ -23,7 +23,10 @@ summary is over the scores.
 
 Metrics: ``fps``, ``samples_per_s``, ``avg_power_w``, ``energy_per_sample_uj``,
 ``area_mm2`` (of the whole accelerator, or of the modules and SRAM blocks whose
-names match the ``;``-separated patterns of column ``parts``), ``speedup`` (fps
+names match the ``;``-separated patterns of column ``parts``), ``sram_area_mm2``
+(the SRAM blocks matching ``parts``, all without it, as their capacity times the
+node's SRAM density: what the model says of a design that publishes only
+capacities, whatever areas its file gives), ``speedup`` (fps
 over the fps of ``baseline`` running ``baseline_pipeline``, default the same
 pipeline), ``energy_ratio`` (the baseline's energy per frame over the
 accelerator's), and for the ``;``-separated op types of column ``op_type``:
@@ -52,6 +55,7 @@ from typing import Any, get_args, get_type_hints
 
 import polars as pl
 
+from nerframe import technology
 from nerframe.accelerator_model import Accelerator
 from nerframe.builtin_pipelines import pipeline
 from nerframe.errors import InvalidInputError, NerframeError
@@ -461,6 +465,8 @@ class _Predictor:
         metric, accel, name = str(row["metric"]), str(row["accelerator"]), row["pipeline"]
         if metric == "area_mm2":
             return _area_mm2(self.accel(accel), _split(row["parts"]))
+        if metric == "sram_area_mm2":
+            return _sram_area_mm2(self.accel(accel), _split(row["parts"]))
         if not isinstance(name, str):
             raise InvalidInputError(f"metric {metric} needs a pipeline")
         waiting = [
@@ -537,6 +543,31 @@ def _area_mm2(accel: Accelerator, patterns: Sequence[str]) -> float:
     if math.isnan(area):
         raise InvalidInputError(f"the area of {accel.name} is not published")
     return area
+
+
+def _sram_area_mm2(accel: Accelerator, patterns: Sequence[str]) -> float:
+    """The area of the SRAM blocks of `accel` whose names match one of `patterns` (every
+    block without patterns) from their capacities alone, in mm²: capacity x the file's
+    ``sram_um2_per_kb``, else the node table's density at the design's node
+    (`nerframe.technology`), ignoring the areas the file gives its blocks.
+
+    >>> neurex = accelerator("neurex")
+    >>> round(_sram_area_mm2(neurex, ["grid_cache"]), 4)  # 64 KB x 1758 um2/KB
+    0.1125
+    """
+    chosen: set[str] = set()
+    for pattern in patterns or ["*"]:
+        hits = {s.name for s in accel.sram if fnmatchcase(s.name, pattern)}
+        if not hits:
+            raise _Pending(f"{accel.name} has no SRAM block matching {pattern!r}")
+        chosen |= hits
+    kb = sum(s.size_kb for s in accel.sram if s.name in chosen)
+    density = accel.sram_um2_per_kb
+    if math.isnan(density):  # every block has its own area: the file needed no density
+        if not technology.covers(accel.technology_nm):
+            raise InvalidInputError(f"the node of {accel.name} is not in the node table")
+        density = technology.sram_um2_per_kb(accel.technology_nm)
+    return kb * density / 1e6
 
 
 def _per_frame(run: Schedule, column: str) -> pl.Series:
