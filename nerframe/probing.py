@@ -10,9 +10,10 @@ on), else with NumPy, and never with a traced model:
   ``cold_s``, one call of a tiny op in a chain of 12 different tiny ops
   (element-wise, special, reduction, scan, ``cat``, ``where``, factory) timed right
   after a sweep of 64 MiB of memory (`SWEEP_BYTES`, more than a CPU's last-level
-  cache): a kernel inside a model runs once per forward pass, after everything else
-  the model ran has evicted its code, its data and the allocator's state from the
-  caches, where a loop of one op keeps them cached (``call_s``);
+  cache), the median of 50 runs: a kernel inside a model runs once per forward
+  pass, after everything else the model ran has evicted its code, its data and the
+  allocator's state from the caches, where a loop of one op keeps them cached
+  (``call_s``);
 - **GEMM throughput**: ``linear`` (with bias, as ``nn.Linear``) on a grid of ``K × N``
   shapes, narrow to wide (1…1024), float32, for each of ``M`` = 256, 4,096 and
   16,384 rows (the rate depends on ``M`` too: ``linear`` with K, N <= 64 measured
@@ -302,22 +303,21 @@ def _net(seconds: float, call_s: float) -> float:
 
 
 def _cold_call(
-    sweep: Callable[[], object], chain: list[Callable[[], object]], *, batches: int = 5
+    sweep: Callable[[], object], chain: list[Callable[[], object]], *, runs: int = 50
 ) -> float:
-    """Median over `batches` of the seconds per op of `chain`, each batch 10 runs of it, each
-    run timed alone right after `sweep` (which is not timed)."""
+    """Median over `runs` runs of `chain` of its seconds per op, each run timed alone right
+    after `sweep` (which is not timed). The median of single runs, not of batches: a run
+    lasts about 0.1 ms and a sweep milliseconds, so on a shared machine a batch's mean is
+    often that of a run that waited for the CPU."""
     for op in chain:  # warm-up: every op's first call (lazy initialisation) is not timed
         op()
     times = []
-    for _ in range(batches):
-        total = 0.0
-        for _ in range(10):
-            sweep()
-            start = time.perf_counter()
-            for op in chain:
-                op()
-            total += time.perf_counter() - start
-        times.append(total / (10 * len(chain)))
+    for _ in range(runs):
+        sweep()
+        start = time.perf_counter()
+        for op in chain:
+            op()
+        times.append((time.perf_counter() - start) / len(chain))
     return statistics.median(times)
 
 
