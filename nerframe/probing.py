@@ -7,18 +7,33 @@ on), else with NumPy, and never with a traced model:
   one-element tensors) timed over many calls; ``view_s``, one tiny ``view``;
   ``module_s``, one call of a module that does nothing, with the timing hooks
   `nerframe.trace.capture` puts on every module (torch only; 0 with NumPy);
+  ``cold_s``, one call of a tiny op in a chain of 12 different tiny ops
+  (element-wise, special, reduction, scan, ``cat``, ``where``, factory) timed right
+  after a sweep of 64 MiB of memory (`SWEEP_BYTES`, more than a CPU's last-level
+  cache), the median of 50 runs: a kernel inside a model runs once per forward
+  pass, after everything else the model ran has evicted its code, its data and the
+  allocator's state from the caches, where a loop of one op keeps them cached
+  (``call_s``);
 - **GEMM throughput**: ``linear`` (with bias, as ``nn.Linear``) on a grid of ``K × N``
   shapes, narrow to wide (1…1024), float32, for each of ``M`` = 256, 4,096 and
   16,384 rows (the rate depends on ``M`` too: ``linear`` with K, N <= 64 measured
   about half the rate at M = 8,192 as at 4,096, ``docs/model.md``);
 - **bandwidth** by size, into fresh memory (``add(a, 1)``: a new output) and into
   reused memory (``add(a, 1, out=b)``), counted as the bytes read plus written;
-- **element rates**: output elements per second of a contiguous ``add``, of a
-  special function (``sin``) and of a broadcast ``mul`` (``(R, 1, 3) × (1, 64, 1)``,
-  how a sampler makes its points): element-wise kernels that are not limited by
-  memory traffic (transcendentals, strided broadcasts) are limited by these;
+- **element rates**: elements per second of a contiguous ``add``, of a special
+  function (``sin``), of a broadcast ``mul`` (``(R, 1, 3) × (1, 64, 1)``, how a
+  sampler makes its points), of an int64 ``add`` (integers: index arithmetic), of an
+  int64 ``remainder`` (a division per element: a hash modulo the table size) and of
+  a ``sum`` over the middle dimension of ``(P, 8, 3)`` (a reduction over a short
+  dimension, as an interpolation sums a cell's 8 corners and a renderer a ray's
+  samples; counted per input element): kernels that are not limited by memory
+  traffic are limited by these;
 - **gather rate** by table size: rows per second read at random indices from a
-  table of two float32 per row (a hash grid's rows), up to Instant-NGP's 2^19 rows.
+  table of two float32 per row (a hash grid's rows), up to Instant-NGP's 2^19 rows,
+  from 16 such tables in turn (a hash grid's 16 levels: 64 MiB at 2^19 rows, more
+  than a CPU's last-level cache), so that a table is not cached when its gather
+  starts, as in a forward pass, where a level's table is read once and the other
+  levels' tables and the rest of the model run before it is read again.
 
 Each figure is the median over batches (the trace records medians too), and every
 rate is net of ``call_s`` (a batch's time per call minus the fixed cost), so the
@@ -32,9 +47,13 @@ holds at least half a core on average, so a multi-threaded GEMM competes for eve
 core), unless ``force``; the record keeps the load before and after, the CPU count
 and ``busy``.
 
-**Format** (``nerframe schema probe``, `nerframe.formats.probe.ProbeFile`): version 3,
-``"format": "nerframe-probe"``; version 3 holds a GEMM grid per ``M``. A version-2
-file (one ``M``) is read as it is: its GEMM rate does not depend on ``M``. A file
+**Format** (``nerframe schema probe``, `nerframe.formats.probe.ProbeFile`): version 4,
+``"format": "nerframe-probe"``; version 4 adds ``cold_s`` and the ``integer``,
+``divide`` and ``reduce`` element rates and gathers from 16 tables in turn; version 3
+holds a GEMM grid per ``M``. Versions 3 and 2 are read as they are: a kernel's fixed
+cost is ``call_s``, their gather rate is from one table (cached between calls), a
+kernel is limited by the element rates they have, and a version-2 file's GEMM rate
+(one ``M``) does not depend on ``M``. A file
 without ``format`` is a version-1 result
 (peak and bandwidth only, written before the host model): it is still read as the
 roofline system ``host`` (`host_system`), and `host_predictor` predicts with that
@@ -48,6 +67,7 @@ from __future__ import annotations
 
 import datetime
 import importlib.util
+import itertools
 import json
 import os
 import platform
@@ -69,9 +89,10 @@ ENVIRONMENT = "NERFRAME_PROBE"
 """The environment variable that names the probe result's path."""
 
 FORMAT = "nerframe-probe"
-VERSION = 3
-"""The version written: 3 holds a GEMM grid per ``M``; 2 had one ``M`` (4,096); 1 peak
-and bandwidth only."""
+VERSION = 4
+"""The version written: 4 has ``cold_s``, gathers from 16 tables in turn and has the
+integer, divide and reduce element rates; 3 holds a GEMM grid per ``M``; 2 had one ``M`` (4,096); 1
+peak and bandwidth only."""
 
 GEMM_SIZES = (1, 4, 16, 64, 256, 1024)
 """The K and N of the probed GEMMs (every pair)."""
@@ -83,11 +104,17 @@ TABLE_ROWS = (2**10, 2**14, 2**19)
 """Table sizes of the gather probes (rows of two float32)."""
 GATHERED = 2**18
 """Rows gathered per gather probe."""
+SWEEP_BYTES = 2**26
+"""Bytes the ``cold_s`` probe writes (and as many it reads) before each chain of tiny ops."""
+GATHER_TABLES = 16
+"""Tables the gather probe reads in turn (a hash grid's levels): each call reads the next."""
 ELEMENTS = 3 * 2**16
 """Output elements of the element-rate probes (a sample batch's positions: 65,536 × 3)."""
-ELEMENT_KINDS = ("simple", "special", "broadcast")
-"""Element-rate probes: ``add`` (contiguous), ``sin`` (a special function), and a
-broadcast ``mul`` of ``(R, 1, 3)`` by ``(1, S, 1)`` (rays × samples points)."""
+ELEMENT_KINDS = ("simple", "special", "broadcast", "integer", "divide", "reduce")
+"""Element-rate probes: ``add`` (contiguous), ``sin`` (a special function), a broadcast
+``mul`` of ``(R, 1, 3)`` by ``(1, S, 1)`` (rays × samples points), an int64 ``add``,
+an int64 ``remainder`` and a ``sum`` over the middle dimension of ``(P, 8, 3)`` (rates
+per input element for it: a reduction reads more than it writes)."""
 
 
 @dataclass(frozen=True)
@@ -98,9 +125,10 @@ class _Sizes:
     table: tuple[int, ...] = TABLE_ROWS
     gathered: int = GATHERED
     elements: int = ELEMENTS
+    sweep: int = SWEEP_BYTES
 
 
-QUICK = _Sizes((4, 64), (64, 256), (2**12, 2**18), (2**10,), 2**12, 3 * 2**10)
+QUICK = _Sizes((4, 64), (64, 256), (2**12, 2**18), (2**10,), 2**12, 3 * 2**10, 2**20)
 """The small probe of ``quick=True`` (tests, examples): the same code on small sizes."""
 
 BUSY_MARGIN = 0.5
@@ -202,6 +230,7 @@ def _measure(bench: _TorchBench | _NumpyBench, sizes: _Sizes) -> dict[str, Any]:
     call_s = _per_call(bench.tiny())
     view_s = _per_call(bench.view())
     module_s = _per_call(bench.module()) if isinstance(bench, _TorchBench) else 0.0
+    cold_s = _cold_call(*bench.chain(sizes.sweep))
     gemm: list[dict[str, Any]] = []
     for rows in sizes.rows:
         for k in sizes.gemm:
@@ -231,7 +260,7 @@ def _measure(bench: _TorchBench | _NumpyBench, sizes: _Sizes) -> dict[str, Any]:
     gathered = sizes.gathered
     gather: list[dict[str, float]] = []
     for table in sizes.table:
-        seconds = _net(_per_call(bench.gather(table, gathered)), call_s)
+        seconds = _net(_per_call(bench.gather(table, gathered, GATHER_TABLES)), call_s)
         gather.append({"table_bytes": table * 8, "rows_per_s": gathered / seconds})
     return {
         "format": FORMAT,
@@ -243,6 +272,7 @@ def _measure(bench: _TorchBench | _NumpyBench, sizes: _Sizes) -> dict[str, Any]:
         "call_s": call_s,
         "view_s": view_s,
         "module_s": module_s,
+        "cold_s": cold_s,
         "gemm": gemm,
         "fresh": fresh,
         "reused": reused,
@@ -254,11 +284,14 @@ def _measure(bench: _TorchBench | _NumpyBench, sizes: _Sizes) -> dict[str, Any]:
         "processor": platform.processor() or platform.machine(),
         "method": (
             f"{bench.name}; medians of 5 batches; fixed costs: add of 1-element tensors, "
-            f"view, a no-op module with capture's hooks; GEMM: linear with bias, K x N grid "
+            f"view, a no-op module with capture's hooks, a chain of different tiny ops after a "
+            f"{sizes.sweep >> 20} MiB sweep; GEMM: linear with bias, K x N grid "
             f"for M in {list(sizes.rows)}; bandwidth: add(a, 1) fresh and out=, bytes read "
             f"+ written; "
-            f"element rates: add, sin, broadcast mul of {sizes.elements} elements; "
-            f"gather: {gathered} random rows of 2 float32; rates net of the call cost"
+            f"element rates: add, sin, broadcast mul, int64 add, int64 remainder of "
+            f"{sizes.elements} elements, sum over the 8 of ({sizes.elements // 24}, 8, 3); "
+            f"gather: {gathered} random rows of 2 float32 from {GATHER_TABLES} tables in "
+            "turn; rates net of the call cost"
         ),
     }
 
@@ -267,6 +300,25 @@ def _net(seconds: float, call_s: float) -> float:
     """A batch's time per call net of the fixed cost; at least a tenth of it, so that a
     call measured barely above the fixed cost does not give an infinite rate."""
     return max(seconds - call_s, 0.1 * seconds, 1e-12)
+
+
+def _cold_call(
+    sweep: Callable[[], object], chain: list[Callable[[], object]], *, runs: int = 50
+) -> float:
+    """Median over `runs` runs of `chain` of its seconds per op, each run timed alone right
+    after `sweep` (which is not timed). The median of single runs, not of batches: a run
+    lasts about 0.1 ms and a sweep milliseconds, so on a shared machine a batch's mean is
+    often that of a run that waited for the CPU."""
+    for op in chain:  # warm-up: every op's first call (lazy initialisation) is not timed
+        op()
+    times = []
+    for _ in range(runs):
+        sweep()
+        start = time.perf_counter()
+        for op in chain:
+            op()
+        times.append((time.perf_counter() - start) / len(chain))
+    return statistics.median(times)
 
 
 def _per_call(work: Callable[[], object], *, batches: int = 5, least_s: float = 2e-3) -> float:
@@ -312,6 +364,19 @@ class _TorchBench:
         x = self.torch.ones(4, 4)
         return lambda: x.view(16)
 
+    def chain(self, sweep: int) -> tuple[Callable[[], object], list[Callable[[], object]]]:
+        torch = self.torch
+        a, b = torch.empty(sweep // 8), torch.empty(sweep // 8)
+        x, y = torch.ones(1), torch.ones(1, 1)
+        chain: list[Callable[[], object]] = [
+            *(lambda: torch.add(x, x), lambda: torch.mul(x, x), lambda: torch.sub(x, x)),
+            *(lambda: torch.neg(x), lambda: torch.exp(x), lambda: torch.sigmoid(x)),
+            *(lambda: torch.clamp(x, 0), lambda: torch.sum(y, 1), lambda: torch.cumprod(y, 1)),
+            *(lambda: torch.cat([x, x]), lambda: torch.where(x > 0, x, x)),
+            lambda: torch.ones_like(x),
+        ]
+        return (lambda: torch.add(a, 1.0, out=b)), chain
+
     def module(self) -> Callable[[], object]:
         from nerframe.trace.capture import Timer, _Clock, _Recorder
 
@@ -353,14 +418,23 @@ class _TorchBench:
             rays = torch.rand(elements // (3 * 64), 1, 3)
             steps = torch.rand(1, 64, 1)
             return lambda: rays * steps
+        if kind == "reduce":
+            corners = torch.rand(elements // 24, 8, 3)
+            return lambda: corners.sum(1)
+        if kind in ("integer", "divide"):
+            # hash-sized values: a product of coordinates and large primes, as a hash
+            keys = torch.randint(0, 2**40, (elements,))
+            if kind == "divide":
+                return lambda: torch.remainder(keys, 2**19)
+            return lambda: torch.add(keys, keys)
         a = torch.rand(elements)
         return (lambda: torch.sin(a)) if kind == "special" else (lambda: torch.add(a, a))
 
-    def gather(self, rows: int, count: int) -> Callable[[], object]:
+    def gather(self, rows: int, count: int, tables: int) -> Callable[[], object]:
         torch = self.torch
-        table = torch.rand(rows, 2)
+        levels = itertools.cycle([torch.rand(rows, 2) for _ in range(tables)])
         index = torch.randint(0, rows, (count,))
-        return lambda: table[index]
+        return lambda: next(levels)[index]
 
 
 class _NumpyBench:
@@ -384,6 +458,18 @@ class _NumpyBench:
         x = np.ones((4, 4), dtype=np.float32)
         return lambda: x.reshape(16)
 
+    def chain(self, sweep: int) -> tuple[Callable[[], object], list[Callable[[], object]]]:
+        a, b = np.empty(sweep // 8, np.float32), np.empty(sweep // 8, np.float32)
+        x, y = np.ones(1, np.float32), np.ones((1, 1), np.float32)
+        chain: list[Callable[[], object]] = [
+            *(lambda: np.add(x, x), lambda: np.multiply(x, x), lambda: np.subtract(x, x)),
+            *(lambda: np.negative(x), lambda: np.exp(x), lambda: np.tanh(x)),
+            *(lambda: np.clip(x, 0, None), lambda: np.sum(y, 1), lambda: np.cumprod(y, 1)),
+            *(lambda: np.concatenate([x, x]), lambda: np.where(x > 0, x, x)),
+            lambda: np.ones_like(x),
+        ]
+        return (lambda: np.add(a, 1.0, out=b)), chain
+
     def gemm(self, m: int, k: int, n: int) -> Callable[[], object]:
         x = self.rng.random((m, k), dtype=np.float32)
         w = self.rng.random((n, k), dtype=np.float32)
@@ -402,13 +488,23 @@ class _NumpyBench:
             rays = self.rng.random((elements // (3 * 64), 1, 3), dtype=np.float32)
             steps = self.rng.random((1, 64, 1), dtype=np.float32)
             return lambda: rays * steps
+        if kind == "reduce":
+            corners = self.rng.random((elements // 24, 8, 3), dtype=np.float32)
+            return lambda: corners.sum(1)
+        if kind in ("integer", "divide"):
+            keys = self.rng.integers(0, 2**40, elements)
+            if kind == "divide":
+                return lambda: np.remainder(keys, 2**19)
+            return lambda: np.add(keys, keys)
         a = self.rng.random(elements, dtype=np.float32)
         return (lambda: np.sin(a)) if kind == "special" else (lambda: np.add(a, a))
 
-    def gather(self, rows: int, count: int) -> Callable[[], object]:
-        table = self.rng.random((rows, 2), dtype=np.float32)
+    def gather(self, rows: int, count: int, tables: int) -> Callable[[], object]:
+        levels = itertools.cycle(
+            [self.rng.random((rows, 2), dtype=np.float32) for _ in range(tables)]
+        )
         index = self.rng.integers(0, rows, count)
-        return lambda: table[index]
+        return lambda: next(levels)[index]
 
 
 def _read(path: str | Path | None) -> tuple[Path, dict[str, Any]]:
@@ -481,6 +577,7 @@ def host_model(path: str | Path | None = None) -> HostModel:
             source=f"nerframe probe on {declared.measured} (load {declared.load[0]:.3g} on "
             f"{declared.cpus} CPUs): {declared.method}",
             threads=declared.threads,
+            cold_s=declared.cold_s,
         )
     except NerframeError as e:
         raise InvalidInputError(f"{path}: {e}") from None
@@ -511,7 +608,8 @@ def summary(record: dict[str, Any]) -> list[str]:
     rates = [float(g["flops_per_s"]) for g in record["gemm"]]
     fresh, reused, gather = record["fresh"][-1], record["reused"][-1], record["gather"][-1]
     return [
-        f"host: fixed cost per call {record['call_s'] * 1e6:.3g} us (view "
+        f"host: fixed cost per call {record['call_s'] * 1e6:.3g} us, "
+        f"{record.get('cold_s', 0.0) * 1e6:.3g} us on cold caches (view "
         f"{record['view_s'] * 1e6:.3g} us, module {record['module_s'] * 1e6:.3g} us)",
         f"GEMM {min(rates) / 1e9:.3g} to {max(rates) / 1e9:.3g} GFLOP/s (narrow to wide): "
         f"peak {record['peak_tflops']:.4g} TFLOP/s",

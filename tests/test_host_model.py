@@ -3,6 +3,7 @@ and the h200 system file. No timing is asserted: the machine is shared."""
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import math
 from pathlib import Path
@@ -141,6 +142,51 @@ def test_kernel_times_by_hand() -> None:
     # slicing with a Python index is no gather: no integer tensor among the inputs
     sliced = kernel("__getitem__", [[1024, 2]], [[1024, 1]])
     assert MODEL.kernel_seconds(sliced)[1] == "data"
+
+
+# A version-4 probe of the same host: 5 us per kernel on cold caches; int64 element-wise
+# at 100 M elements/s, remainders at 20 M, reductions at 40 M input elements/s.
+MODEL4 = dataclasses.replace(
+    MODEL,
+    elements=(*MODEL.elements, ("integer", 100e6), ("divide", 20e6), ("reduce", 40e6)),
+    cold_s=5e-6,
+)
+
+
+def test_integer_divide_reduce_rates_and_the_cold_call_by_hand() -> None:
+    i64 = "int64"
+    # int64 add of 1,000 + 1,000: 24 kB moved at ~8.3 GB/s is 2.9 us; 1,000 elements at
+    # 100 M/s is 10 us: the slower counts, after the 5 us cold call
+    add = Kernel("add", [[1000], [1000]], [i64, i64], [[1000]], [i64])
+    assert MODEL4.kernel_seconds(add) == (pytest.approx(5e-6 + 1000 / 100e6), "data")
+    # a hash modulo the table size, (8192, 8) int64: 65,536 divisions at 20 M/s
+    rem = Kernel("remainder", [[8192, 8]], [i64], [[8192, 8]], [i64])
+    assert MODEL4.kernel_seconds(rem)[0] == pytest.approx(5e-6 + 65536 / 20e6)
+    # the sum of 8 corners, (8192, 8, 3) -> (8192, 3): 196,608 input elements at 40 M/s
+    corners = kernel("sum", [[8192, 8, 3]], [[8192, 3]])
+    assert MODEL4.kernel_seconds(corners)[0] == pytest.approx(5e-6 + 196608 / 40e6)
+    # a scan keeps its size and is still a reduction: 128 x 65 at 40 M/s
+    scan = kernel("cumprod", [[128, 65, 1]], [[128, 65, 1]])
+    assert MODEL4.kernel_seconds(scan)[0] == pytest.approx(5e-6 + 8320 / 40e6)
+    # max of two tensors is element-wise: 12 kB at 10^(9 + 2 log10(12) / 3) B/s, fresh
+    pair = kernel("max", [[1000], [1000]], [[1000]])
+    assert MODEL4.kernel_seconds(pair)[0] == pytest.approx(
+        5e-6 + 12000 / 10 ** (9 + 2 * math.log10(12) / 3)
+    )
+    # an int64 broadcast (8192, 1, 3) + (1, 8, 3): 196,608 outputs at the broadcast
+    # rate (50 M/s) are slower than at the integer rate (100 M/s)
+    corner = Kernel("add", [[8192, 1, 3], [1, 8, 3]], [i64, i64], [[8192, 8, 3]], [i64])
+    assert MODEL4.kernel_seconds(corner)[0] == pytest.approx(5e-6 + 196608 / 50e6)
+    # every non-view kernel pays the cold call, GEMMs and gathers too; views and module
+    # calls keep their own costs
+    linear = kernel("linear", [[1024, 16], [16, 16], [16]], [[1024, 16]])
+    assert MODEL4.kernel_seconds(linear)[0] == pytest.approx(5e-6 + 524288 / 2e9)
+    view = kernel("view", [[1024, 16]], [[16384]], memory="view")
+    p = predict_kernels(MODEL4, [linear, view, rem], modules=2)
+    assert p.fixed_s == pytest.approx(2 * 3e-6 + 2 * 5e-6 + 0.5e-6)
+    assert p.data_s == pytest.approx(65536 / 20e6) and p.gemm_s == pytest.approx(524288 / 2e9)
+    # the version-3 model of the same host has none of these: 1 us calls, bytes only
+    assert MODEL.kernel_seconds(rem)[0] == pytest.approx(1e-6 + 2 * 524288 / 100e9)
 
 
 def test_a_call_sums_module_costs_and_kernels() -> None:

@@ -37,7 +37,7 @@ def test_probe_stores_a_host_system(probe_file: Path) -> None:
     record = nerframe.probe(quick=True, load=lambda: IDLE, cpus=2)
     stored = json.loads(probe_file.read_text())
     assert stored == record and stored["system"] == "host"
-    assert (stored["format"], stored["version"]) == ("nerframe-probe", 3)
+    assert (stored["format"], stored["version"]) == ("nerframe-probe", 4)
     assert stored["load"] == list(IDLE) and stored["cpus"] == 2 and stored["busy"] is False
     assert stored["peak_tflops"] > 0 and stored["bandwidth_gbps"] > 0
     host = nerframe.rooflines.system("host")
@@ -53,8 +53,25 @@ def test_probe_stores_a_host_system(probe_file: Path) -> None:
     assert sorted((g[0], g[1], g[2]) for g in model.gemm) == [
         (m, k, n) for m in (64, 256) for k in (4, 64) for n in (4, 64)
     ]
-    assert dict(model.elements).keys() == {"simple", "special", "broadcast"}
+    assert dict(model.elements).keys() == {
+        *("simple", "special", "broadcast", "integer", "divide", "reduce")
+    }
     assert model.call_s > 0 and model.view_s > 0 and model.threads == record["threads"]
+    # version 4: a kernel inside a model costs the fixed cost measured on cold caches
+    assert model.cold_s == record["cold_s"] > 0 and model.kernel_s == model.cold_s
+
+
+def test_a_version_3_probe_is_read_as_it_is(tmp_path: Path) -> None:
+    record = nerframe.probe(tmp_path / "p.json", quick=True, load=lambda: IDLE, cpus=2)
+    # what version 3 wrote: no cold fixed cost, three element rates
+    del record["cold_s"]
+    record["version"] = 3
+    record["elements"] = [e for e in record["elements"] if e["kind"] in ("simple", "special")]
+    old = tmp_path / "v3.json"
+    old.write_text(json.dumps(record))
+    model = host_model(old)
+    assert model.cold_s == 0 and model.kernel_s == model.call_s == record["call_s"]
+    assert dict(model.elements).keys() == {"simple", "special"}
 
 
 @pytest.mark.parametrize(
@@ -107,7 +124,7 @@ def test_a_version_1_probe_is_read_as_before(tmp_path: Path) -> None:
     with pytest.raises(NerframeError, match=r"version-1 host probe result .* run 'nerframe probe'"):
         host_model(old)
     future = tmp_path / "future.json"
-    future.write_text(json.dumps({"format": "nerframe-probe", "version": 4}))
+    future.write_text(json.dumps({"format": "nerframe-probe", "version": 5}))
     with pytest.raises(NerframeError, match=r"future.json: field 'version'"):
         host_model(future)
 

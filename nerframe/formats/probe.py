@@ -47,27 +47,32 @@ class CopyPoint(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
 
 
 class GatherPoint(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    """One probed gather: the table's bytes and the rows read per second."""
+    """One probed gather: the table's bytes and the rows read per second (version 4: from
+    16 such tables in turn, none cached; versions 2 and 3: from one, cached)."""
 
     table_bytes: Positive
     rows_per_s: Positive
 
 
 class ElementPoint(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    """One element-rate probe: its kind, output elements and elements per second."""
+    """One element-rate probe: its kind, elements (output elements; input elements for
+    ``reduce``) and elements per second (``integer``, ``divide`` and ``reduce``: version
+    4)."""
 
-    kind: Literal["simple", "special", "broadcast"]
+    kind: Literal["simple", "special", "broadcast", "integer", "divide", "reduce"]
     elements: Count
     elements_per_s: Positive
 
 
 class ProbeFile(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    """A host probe result (version 3, or 2)."""
+    """A host probe result (version 4, 3 or 2)."""
 
     format: Literal["nerframe-probe"]
     """Always ``nerframe-probe`` (absent in version 1)."""
-    version: Literal[2, 3]
-    """3 (written): a K × N grid per ``M``; 2: one ``M``, read as it is."""
+    version: Literal[2, 3, 4]
+    """4 (written): gathers from 16 tables in turn, the integer, divide and reduce element
+    rates; 3: a K × N grid per ``M``, gathers from one table; 2: one ``M``. Read as they
+    are."""
     system: str = "host"
     """Always ``host``."""
     peak_tflops: Positive
@@ -80,6 +85,9 @@ class ProbeFile(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     """Fixed cost of one tiny view."""
     module_s: Seconds
     """Fixed cost of one module call with the capture's timing hooks (0: not measured)."""
+    cold_s: Seconds = 0.0
+    """Fixed cost of one tiny op in a chain of different ones after a cache-evicting sweep:
+    a kernel call inside a model (version 4; 0: not measured, ``call_s`` is used)."""
     gemm: Annotated[list[GemmPoint], msgspec.Meta(min_length=1)]
     """GEMM throughput on a full grid of K × N for each M (per dtype)."""
     fresh: Annotated[list[CopyPoint], msgspec.Meta(min_length=1)]
@@ -89,7 +97,8 @@ class ProbeFile(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     gather: Annotated[list[GatherPoint], msgspec.Meta(min_length=1)]
     """Gather rate, by table size."""
     elements: Annotated[list[ElementPoint], msgspec.Meta(min_length=1)]
-    """Element rates: simple, special function, broadcast."""
+    """Element rates: simple, special function, broadcast (and, version 4, integer,
+    divide, reduce)."""
     load: Annotated[
         list[Annotated[float, msgspec.Meta(ge=0)]], msgspec.Meta(min_length=3, max_length=3)
     ]

@@ -8,35 +8,47 @@ kernel's time:
 - a **view** (its output shares an input's memory: ``reshape``, slicing) moves no
   data: ``view_s``;
 - a **GEMM** (``linear``, ``matmul``, ``mm``, ``addmm``, ``bmm``…; ``M×K`` by
-  ``K×N``, ``M`` the output's rows: every dimension but the last): ``call_s +
+  ``K×N``, ``M`` the output's rows: every dimension but the last): ``kernel_s +
   2·M·K·N / R(M, K, N)``, where ``R`` is the GEMM throughput the probe measured on a
   grid of ``K × N`` shapes for each of a few ``M``, interpolated bilinearly in
   ``(log2 K, log2 N)`` on ``log R`` on each ``M``, then linearly in ``log2 M``, and
   clamped to the grid (a version-2 probe has one ``M``: the rate does not depend on
   it);
 - a **gather** (``__getitem__``, ``index_select``, ``gather``, ``embedding``… with an
-  integer index tensor): ``call_s + rows / G(table)``, where ``rows`` is the index
+  integer index tensor): ``kernel_s + rows / G(table)``, where ``rows`` is the index
   tensor's size and ``G`` the probe's gather rate (rows per second, random rows of a
-  two-float table) interpolated in log-log by the table's bytes;
-- any other kernel (element-wise, reductions, ``cat``, factories): ``call_s +
-  max(bytes / W(bytes), elements / E)``, the bytes being every input and output
+  two-float table not in the cache, as a hash grid's level is in a forward pass)
+  interpolated in log-log by the table's bytes;
+- any other kernel (element-wise, reductions, ``cat``, factories): ``kernel_s +
+  max(bytes / W(bytes), elements / E…)``, the bytes being every input and output
   tensor's size at its recorded dtype, ``W`` the probe's bandwidth into fresh
   memory (a new output) or into reused memory (``out=``, in place), interpolated in
-  log-log by the bytes, ``elements`` the output's size and ``E`` the probe's element
-  rate of its kind: ``special`` for transcendental functions (`SPECIAL`),
+  log-log by the bytes, and ``elements / E`` taken for every element rate that
+  limits the kernel (the slowest counts): ``simple`` (every kernel), ``special`` for
+  transcendental functions (`SPECIAL`), ``divide`` for a remainder or floor
+  division (`DIVIDES`), ``integer`` when an input or output is an integer tensor,
   ``broadcast`` when an input of more than one element is expanded to the output's
-  shape (NumPy's rule; a reduction's or a ``cat``'s inputs are not), else ``simple``.
+  shape (NumPy's rule; a reduction's or a ``cat``'s inputs are not), each on the
+  output's elements, and ``reduce`` for a reduction or scan (`REDUCTIONS`: fewer
+  output elements than input, or a cumulative one) on its largest input's elements.
+  A rate the probe did not measure (an older probe) does not limit.
 
 Every term is a probe measurement (`nerframe.probing`): ``call_s`` a tiny
 element-wise op timed over many calls, ``view_s`` a tiny ``view``, ``module_s`` a
-module that does nothing called with the capture's own timing hooks. The probe's
-rates are net of ``call_s`` (its time minus the fixed cost), so that the two add.
+module that does nothing called with the capture's own timing hooks, and
+``kernel_s``, the fixed cost of a kernel inside a model, ``cold_s``: a tiny op in a
+chain of different tiny ops run after a sweep of memory larger than the last-level
+cache (in a forward pass each op runs once, its code and the allocator's state
+evicted by everything that ran since its last call; in the probe's loop of one op
+they stay cached). A probe without ``cold_s`` (version 3 or older) has ``kernel_s``
+= ``call_s``. The probe's rates are net of ``call_s`` (a loop's time per call minus
+the fixed cost of that loop), so that a kernel's time is ``kernel_s`` plus its work.
 Assumptions: the GEMM rate is smooth in ``log M`` between the probed ``M`` and
 constant beyond them, and a gather's rate does not depend on the row width (the
 probe's rows are two float32, a hash grid's).
 
 A call recorded without kernels (trace versions 1 and 2) is predicted from its
-costs: ``call_s`` plus the larger of its FLOPs at the best GEMM rate and its bytes
+costs: ``kernel_s`` plus the larger of its FLOPs at the best GEMM rate and its bytes
 at the fresh bandwidth.
 
 >>> from nerframe.trace.tracefile import Kernel
@@ -82,6 +94,25 @@ SPECIAL = frozenset(
 )
 """Special-function kernels: limited by the probe's ``special`` element rate."""
 
+DIVIDES = frozenset(
+    {"remainder", "fmod", "floor_divide", "__mod__", "__rmod__", "__floordiv__", "__rfloordiv__"}
+)
+"""Kernels that divide per element (a hash modulo the table size): limited by the probe's
+``divide`` rate (an int64 ``remainder``)."""
+
+SCANS = frozenset({"cumsum", "cumprod", "cummax", "cummin", "logcumsumexp"})
+"""Cumulative reductions: as many outputs as inputs, each a reduction of a prefix."""
+
+REDUCTIONS = SCANS | frozenset(
+    {
+        *("sum", "nansum", "prod", "mean", "nanmean", "amax", "amin", "max", "min"),
+        *("argmax", "argmin", "norm", "logsumexp", "std", "var", "any", "all"),
+    }
+)
+"""Reductions along dimensions: limited by the probe's ``reduce`` rate (a ``sum`` over a
+short dimension, per input element) when they have fewer outputs than inputs (``max``
+of two tensors is element-wise) or are scans."""
+
 Point = tuple[float, float]
 """(size, rate): a probe measurement of a rate at a size (bytes)."""
 
@@ -109,9 +140,11 @@ class HostModel:
     source: str = ""
     threads: int = 0
     """torch's intra-op threads the probe ran on (0: unknown)."""
+    cold_s: float = 0.0
+    """The fixed cost of a kernel call on cold caches (0: not measured; see `kernel_s`)."""
 
     def __post_init__(self) -> None:
-        for name in ("call_s", "view_s", "module_s"):
+        for name in ("call_s", "view_s", "module_s", "cold_s"):
             value = getattr(self, name)
             if not (math.isfinite(value) and value >= 0):
                 raise InvalidInputError(f"host model: {name} must be a number >= 0, got {value!r}")
@@ -121,6 +154,18 @@ class HostModel:
                 raise InvalidInputError(f"host model: no {name} measurement")
             if not all(math.isfinite(p[-1]) and p[-1] > 0 for p in points):
                 raise InvalidInputError(f"host model: every {name} rate must be positive")
+
+    @property
+    def kernel_s(self) -> float:
+        """The fixed cost of one kernel call inside a model: ``cold_s``, else ``call_s``.
+
+        >>> m = HostModel(1e-6, 0, 0, ((1, 1, 1, "float32", 1.0),), ((1, 1),), ((1, 1),),
+        ...               ((1, 1),))
+        >>> from dataclasses import replace
+        >>> m.kernel_s, replace(m, cold_s=5e-6).kernel_s  # a version-3 probe; a version-4 one
+        (1e-06, 5e-06)
+        """
+        return self.cold_s or self.call_s
 
     def gemm_rate(self, k: int, n: int, dtype: str, *, m: float | None = None) -> float:
         """FLOP/s of a GEMM of `m` rows, inner size `k` and `n` outputs: on each probed
@@ -186,7 +231,7 @@ class HostModel:
                 flops = 2.0 * math.prod(out) * k
                 dtype = kernel.output_dtypes[0] if kernel.output_dtypes else "float32"
                 rate = self.gemm_rate(k, out[-1], dtype, m=math.prod(out[:-1]))
-                return self.call_s + flops / rate, "gemm"
+                return self.kernel_s + flops / rate, "gemm"
         if kernel.name in GATHERS:
             indices = [
                 math.prod(s)
@@ -199,21 +244,21 @@ class HostModel:
                 if not d.startswith(("int", "uint", "bool"))
             ]
             if indices and max(indices) > 1 and tables:
-                return self.call_s + max(indices) / self.gather_rate(max(tables)), "gather"
+                return self.kernel_s + max(indices) / self.gather_rate(max(tables)), "gather"
         moved = sum(
             _nbytes(s, d) for s, d in zip(kernel.inputs, kernel.input_dtypes, strict=True)
         ) + sum(_nbytes(s, d) for s, d in zip(kernel.outputs, kernel.output_dtypes, strict=True))
         if moved == 0:
-            return self.call_s, "data"
+            return self.kernel_s, "data"
         seconds = moved / self.bandwidth(moved, reused=kernel.memory == "reused")
         rates = dict(self.elements)
-        kind = _element_kind(kernel)
-        if kind in rates and kernel.outputs:
-            seconds = max(seconds, math.prod(kernel.outputs[0]) / rates[kind])
-        return self.call_s + seconds, "data"
+        for kind, elements in _element_limits(kernel).items():
+            if kind in rates:
+                seconds = max(seconds, elements / rates[kind])
+        return self.kernel_s + seconds, "data"
 
     def costs_seconds(self, flops: float, nbytes: float) -> float:
-        """A call without kernel records: ``call_s`` + the larger of `flops` at the best
+        """A call without kernel records: ``kernel_s`` + the larger of `flops` at the best
         GEMM rate and `nbytes` at the fresh bandwidth.
 
         >>> HostModel(1e-6, 0, 0, ((1, 1, 1, "float32", 1e9),), ((1, 1e9),), ((1, 1),),
@@ -222,17 +267,34 @@ class HostModel:
         """
         best = max(p[4] for p in self.gemm)
         memory = nbytes / self.bandwidth(nbytes) if nbytes > 0 else 0.0
-        return self.call_s + max(flops / best, memory)
+        return self.kernel_s + max(flops / best, memory)
 
 
-def _element_kind(kernel: Kernel) -> str:
-    """The element rate that limits a data kernel: special, broadcast or simple."""
+def _element_limits(kernel: Kernel) -> dict[str, int]:
+    """The element rates that limit a data kernel, each with the elements it counts:
+    the output's, and a reduction's largest input's (see the module docstring).
+
+    >>> k = Kernel("sum", [[8192, 8, 3]], ["int64"], [[8192, 8]], ["int64"])
+    >>> _element_limits(k)
+    {'simple': 65536, 'integer': 65536, 'reduce': 196608}
+    """
+    if not kernel.outputs:
+        return {}
+    out = kernel.outputs[0]
+    size = math.prod(out)
+    limits = {"simple": size}
     if kernel.name in SPECIAL:
-        return "special"
-    out = kernel.outputs[0] if kernel.outputs else []
+        limits["special"] = size
+    if kernel.name in DIVIDES:
+        limits["divide"] = size
+    if any(d.startswith(("int", "uint")) for d in [*kernel.input_dtypes, *kernel.output_dtypes]):
+        limits["integer"] = size
     if any(_expanded(shape, out) for shape in kernel.inputs):
-        return "broadcast"
-    return "simple"
+        limits["broadcast"] = size
+    largest = max((math.prod(s) for s in kernel.inputs), default=0)
+    if kernel.name in REDUCTIONS and (largest > size or kernel.name in SCANS):
+        limits["reduce"] = largest
+    return limits
 
 
 def _expanded(shape: Sequence[int], out: Sequence[int]) -> bool:
@@ -324,8 +386,8 @@ def predict_kernels(model: HostModel, kernels: Sequence[Kernel], modules: int) -
         if kind == "view":
             fixed += seconds
             continue
-        fixed += model.call_s
-        terms[kind] += seconds - model.call_s
+        fixed += model.kernel_s
+        terms[kind] += seconds - model.kernel_s
     return Prediction(fixed, terms["gemm"], terms["gather"], terms["data"])
 
 
