@@ -91,12 +91,21 @@ def _record_load(request: pytest.FixtureRequest) -> Iterator[None]:
         bench.extra_info.setdefault("load_after", round(os.getloadavg()[0], 2))
 
 
+_START_LOAD = pytest.StashKey[list[float]]()
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    session.config.stash[_START_LOAD] = [round(x, 2) for x in os.getloadavg()]
+
+
 def pytest_benchmark_update_machine_info(
     config: pytest.Config, machine_info: dict[str, object]
 ) -> None:
-    """The run's machine: core count and load average at its start (docs/performance.md)."""
+    """The run's machine: core count and load average at its start (docs/performance.md).
+    pytest-benchmark asks for it when it saves, at the end of the run, so the load is
+    taken when the session starts."""
     machine_info["cpu_count"] = os.cpu_count()
-    machine_info["load_average"] = [round(x, 2) for x in os.getloadavg()]
+    machine_info["load_average"] = config.stash[_START_LOAD]
 
 
 def pytest_configure(config: pytest.Config) -> None:
