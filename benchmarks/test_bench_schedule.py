@@ -92,9 +92,12 @@ def configs() -> dict:
     return random_configs(CONFIGS, n_modules=3, seed=2024)
 
 
+@pytest.mark.quick
 @pytest.mark.parametrize("mode", list(MODES))
 @pytest.mark.parametrize("graph", list(GRAPHS))
-def test_schedule_many_configs(benchmark, best_of, configs: dict, graph: str, mode: str) -> None:
+def test_schedule_many_configs(
+    benchmark, measure, target, best_of, configs: dict, graph: str, mode: str
+) -> None:
     graph_dag, ops = graph_args(graph)
     split = MODES[mode]
     n = ops.module.size
@@ -109,14 +112,11 @@ def test_schedule_many_configs(benchmark, best_of, configs: dict, graph: str, mo
         lambda: reference_schedule.schedule_configs(graph_dag, ops, sample), repeat=1
     )
 
-    result = benchmark.pedantic(
-        schedule_configs,
-        args=(graph_dag, ops, config_arrays(configs, split)),
-        rounds=5,
-        iterations=1,
+    result, seconds = measure(
+        schedule_configs, graph_dag, ops, config_arrays(configs, split), rounds=5
     )
     assert result.makespan.shape == (CONFIGS,) and (result.makespan > 0).all()
-    configs_per_s = CONFIGS / benchmark.stats.stats.min
+    configs_per_s = CONFIGS / seconds
     reference_per_s = REFERENCE_CONFIGS / reference_s
     benchmark.extra_info.update(
         configs=CONFIGS,
@@ -127,8 +127,14 @@ def test_schedule_many_configs(benchmark, best_of, configs: dict, graph: str, mo
         reference_placements_per_s=round(reference_per_s * n),
         speedup=round(configs_per_s / reference_per_s, 1),
     )
-    assert configs_per_s * n >= MIN_PLACEMENTS_PER_S
-    assert configs_per_s / reference_per_s >= MIN_SPEEDUP
+    target(
+        configs_per_s * n >= MIN_PLACEMENTS_PER_S,
+        f"{configs_per_s * n / 1e6:.1f} M placements/s (target 20 M)",
+    )
+    target(
+        configs_per_s / reference_per_s >= MIN_SPEEDUP,
+        f"{configs_per_s / reference_per_s:.0f}x the reference (target 100x)",
+    )
 
 
 def random_dag(n: int, preds_per_op: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -147,8 +153,9 @@ def random_dag(n: int, preds_per_op: int, seed: int) -> tuple[np.ndarray, np.nda
     return perm[src], perm[dst]
 
 
+@pytest.mark.quick
 @pytest.mark.parametrize("mode", list(MODES))
-def test_schedule_big_dag(benchmark, best_of, mode: str) -> None:
+def test_schedule_big_dag(benchmark, measure, target, best_of, mode: str) -> None:
     n = BIG_DAG_OPS
     src, dst = random_dag(n, preds_per_op=3, seed=7)
     graph_s = best_of(lambda: dag(n, src, dst))
@@ -161,9 +168,9 @@ def test_schedule_big_dag(benchmark, best_of, mode: str) -> None:
         True,
     )
     schedule_configs(*args)  # warm-up
-    result = benchmark.pedantic(schedule_configs, args=args, rounds=5, iterations=1)
+    result, seconds = measure(schedule_configs, *args, rounds=5)
     assert (result.end[0] >= 0).all()
-    ops_per_s = n / benchmark.stats.stats.min
+    ops_per_s = n / seconds
     benchmark.extra_info.update(
         ops=n,
         edges=int(src.size),
@@ -172,7 +179,7 @@ def test_schedule_big_dag(benchmark, best_of, mode: str) -> None:
     )
     # O((n + e) log n) takes tens of milliseconds here; a quadratic step would take
     # minutes. The floor leaves room for a machine shared with other jobs.
-    assert ops_per_s >= MIN_BIG_DAG_OPS_PER_S
+    target(ops_per_s >= MIN_BIG_DAG_OPS_PER_S, f"{ops_per_s:,.0f} ops/s (target 250,000)")
 
 
 MILLION = 1_000_000
@@ -180,7 +187,13 @@ MAX_MILLION_DAG_S = 2.0
 MAX_SMALL_SCHEDULE_S = 3e-3
 
 
-def test_schedule_million_op_dag(benchmark, best_of) -> None:
+def test_schedule_million_op_dag(benchmark, measure, target, best_of) -> None:
+    """Issue 10's million-op DAG, at its full size. Once ops shared the DRAM, the
+    scheduler scanned every earlier reservation for each op, and this benchmark ran
+    for hours (the longest of the suite, past 25 minutes); with the scans bounded
+    (kernels/schedule.py) a call takes about 19 s on the 2-core machine, so the warm-up
+    and three rounds fit the suite's 7 minutes without shrinking the graph, whose size
+    is the target's."""
     # CSR, topological order, the DAG check and the schedule of one configuration,
     # end to end: each computed once.
     src, dst = random_dag(MILLION, preds_per_op=3, seed=11)
@@ -194,23 +207,22 @@ def test_schedule_million_op_dag(benchmark, best_of) -> None:
         return schedule_configs(dag(MILLION, src, dst), ops, configs, True)
 
     end_to_end()  # warm-up
-    result = benchmark.pedantic(end_to_end, rounds=3, iterations=1)
+    result, seconds = measure(end_to_end, rounds=3)
     assert (result.end[0] >= result.start[0]).all()
-    seconds = benchmark.stats.stats.min
     benchmark.extra_info.update(
         ops=MILLION, edges=int(src.size), seconds=round(seconds, 3),
         dag_s=round(best_of(lambda: dag(MILLION, src, dst), repeat=1), 3),
     )  # fmt: skip
-    assert seconds <= MAX_MILLION_DAG_S
+    target(seconds <= MAX_MILLION_DAG_S, f"the 1 M-op DAG took {seconds:.2f} s (target 2 s)")
 
 
-def test_schedule_small_graph_in_process(benchmark, best_of) -> None:
+@pytest.mark.quick
+def test_schedule_small_graph_in_process(benchmark, measure, target, best_of) -> None:
     import nerframe
 
     graph, accel = nerframe.pipeline("neurex"), nerframe.accelerator("neurex")
     nerframe.schedule(graph, accel)  # warm-up
-    benchmark.pedantic(nerframe.schedule, args=(graph, accel), rounds=50, iterations=1)
-    seconds = benchmark.stats.stats.min
+    _, seconds = measure(nerframe.schedule, graph, accel, rounds=50)
     # The costs table is one step of it (nerframe.costs); the rest is mapping, the
     # phases' schedules and the result tables. CPU time counts every thread, so a
     # thread pool woken for five ops shows there and not in the wall time.
@@ -223,7 +235,7 @@ def test_schedule_small_graph_in_process(benchmark, best_of) -> None:
         without_costs_ms=round((seconds - costs_s) * 1e3, 2),
         load_average=round(os.getloadavg()[0], 1),
     )
-    assert seconds <= MAX_SMALL_SCHEDULE_S
+    target(seconds <= MAX_SMALL_SCHEDULE_S, f"{seconds * 1e3:.2f} ms (target 3 ms)")
 
 
 def _cpu_seconds(fn: Callable[[], object]) -> float:

@@ -4,7 +4,7 @@ in one run (``benchmark.extra_info``).
 In-memory configurations/s of `nerframe.sweep` over the 1 M-configuration neurex
 grid of ``test_bench_sweep.py`` (NeuRex's 32×32 weight-stationary array timed by its
 dataflow), with the shared-DRAM rule (today's kernels) and without it: the
-scheduler and sweep kernels of the commit before the rule (``BASELINE``, or
+scheduler and sweep kernels of a commit without the rule (``BASELINE``, or
 ``NERFRAME_DRAM_BASELINE``), read from git into a temporary folder and put in
 place of `evaluate_chunk` for the baseline runs. Runs alternate, seven pairs; the
 recorded ratios (rule-free time over shared-DRAM time, > 1 when the rule is
@@ -44,8 +44,12 @@ from test_bench_sweep import CONFIGS, GRID, TARGET_PER_S
 import nerframe
 import nerframe.sweeps.evaluate
 
-# The last commit whose kernels give every op the whole DRAM bandwidth.
-BASELINE = os.environ.get("NERFRAME_DRAM_BASELINE", "a82059e")
+# The last commit whose kernels give every op the whole DRAM bandwidth and time a
+# systolic array's GEMMs in their sample tiles (60a6577, "Tiled order timed"), as
+# today's do. The earlier a82059e times them untiled: since NeuRex declared its
+# buffers (the sram merge) that changed the array-bound rows too (86,334 of the
+# grid's 1 M differed in their interval), so its rows no longer isolate the rule.
+BASELINE = os.environ.get("NERFRAME_DRAM_BASELINE", "60a6577")
 ROOT = Path(__file__).resolve().parents[1]
 PAIRS = 7
 
@@ -110,7 +114,7 @@ def _seconds(fn) -> tuple[float, float]:
 
 
 def test_shared_dram_against_the_rule_free_kernel(
-    benchmark, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    benchmark, measure, target, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     baseline = _baseline(tmp_path)
     graph, accel = nerframe.pipeline("neurex"), nerframe.accelerator("neurex")
@@ -124,7 +128,7 @@ def test_shared_dram_against_the_rule_free_kernel(
     for kernel in (shared, baseline.evaluate_chunk):  # compile outside the timing
         monkeypatch.setattr(nerframe.sweeps.evaluate, "evaluate_chunk", kernel)
         nerframe.sweep(graph, accel, {"frequency_mhz": [1000]})
-    result = benchmark.pedantic(sweep, args=(shared,), rounds=3, iterations=1)
+    result, seconds = measure(sweep, shared, rounds=3)
     assert result.height == CONFIGS
     dram_rows = _same_but_the_dram_s_rows(result, sweep(baseline.evaluate_chunk))
     pairs = [
@@ -133,7 +137,7 @@ def test_shared_dram_against_the_rule_free_kernel(
     ]
     wall = [(s[0], w[0]) for s, w in pairs]
     cpu = [(s[1], w[1]) for s, w in pairs]
-    rate = CONFIGS / min([benchmark.stats.stats.min, *(s for s, _ in wall)])
+    rate = CONFIGS / min([seconds, *(s for s, _ in wall)])
     cpu_s = min(s for s, _ in cpu)
     # On a loaded machine wall-clock rates say more about the load than the kernel:
     # the rate the cores give when the sweep has them to itself is CPU-time based.
@@ -152,4 +156,5 @@ def test_shared_dram_against_the_rule_free_kernel(
         uptime=subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip(),
         load_average=round(os.getloadavg()[0], 2),
     )
-    assert CONFIGS * cores / cpu_s >= TARGET_PER_S
+    unloaded = CONFIGS * cores / cpu_s
+    target(unloaded >= TARGET_PER_S, f"{unloaded / 1e6:.2f} M configurations/s (target 5 M)")

@@ -95,15 +95,14 @@ def _cpu_seconds(fn) -> float:
     return time.process_time() - start
 
 
-@pytest.mark.parametrize("graph_name", ["neurex", "traced"])
-def test_sweep_rates(benchmark, graph_name: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("graph_name", [pytest.param("neurex", marks=pytest.mark.quick), "traced"])
+def test_sweep_rates(benchmark, measure, target, graph_name: str, tmp_path: Path) -> None:
     graph = nerframe.pipeline("neurex") if graph_name == "neurex" else _traced(tmp_path)
     accel = nerframe.accelerator("neurex")
     nerframe.sweep(graph, accel, {"frequency_mhz": [1000]})  # compile outside the timing
-    result = benchmark.pedantic(nerframe.sweep, args=(graph, accel, GRID), rounds=3, iterations=1)
+    result, in_memory = measure(nerframe.sweep, graph, accel, GRID, rounds=3)
     assert result.height == CONFIGS
     assert graph.ops.height == (5 if graph_name == "neurex" else 20)
-    in_memory = benchmark.stats.stats.min
     memories, stores = [], []
     for n in range(7):
         memories.append(_seconds(lambda: nerframe.sweep(graph, accel, GRID), 1))
@@ -129,20 +128,18 @@ def test_sweep_rates(benchmark, graph_name: str, tmp_path: Path) -> None:
         load_average=round(os.getloadavg()[0], 2),
     )
     if graph_name == "neurex":
-        assert CONFIGS / in_memory >= TARGET_PER_S
-    assert share >= MIN_STORE_SHARE
+        rate = CONFIGS / in_memory
+        target(rate >= TARGET_PER_S, f"{rate / 1e6:.2f} M configurations/s (target 5 M)")
+    target(share >= MIN_STORE_SHARE, f"store mode at {share:.0%} of in memory (target 60 %)")
 
 
-def test_local_against_dask_local_cluster(benchmark, tmp_path: Path) -> None:
+def test_local_against_dask_local_cluster(benchmark, measure, tmp_path: Path) -> None:
     pytest.importorskip("distributed", reason="optional: the dask extra is not installed")
     graph = nerframe.pipeline("neurex")
     spec = {"graphs": [graph], "hardware": "neurex", "grid": GRID, "chunk_size": 250_000}
     local = _seconds(lambda: nerframe.sweep(spec, output=tempfile.mkdtemp(dir=tmp_path)), 1)
     out = tmp_path / "dask"
-    benchmark.pedantic(
-        lambda: nerframe.sweep(spec, output=out, backend="dask"), rounds=1, iterations=1
-    )
-    dask = benchmark.stats.stats.min
+    _, dask = measure(nerframe.sweep, spec, output=out, backend="dask")
     nerframe.sweep(spec, output=tmp_path / "reference")
     for part in sorted((tmp_path / "reference").rglob("*.parquet")):
         twin = out / part.relative_to(tmp_path / "reference")
@@ -154,7 +151,7 @@ def test_local_against_dask_local_cluster(benchmark, tmp_path: Path) -> None:
     )
 
 
-def test_peak_rss_of_a_100m_sweep(benchmark) -> None:
+def test_peak_rss_of_a_100m_sweep(benchmark, measure) -> None:
     # The child reports the peak of its own memory, VmHWM, which belongs to the address
     # space exec created. Not ru_maxrss: Linux carries that over from the forking
     # process, so after the costs benchmarks (GBs in this process) it gave their peak.
@@ -175,8 +172,7 @@ def test_peak_rss_of_a_100m_sweep(benchmark) -> None:
         )
         return int(done.stderr.strip().splitlines()[-1])
 
-    peak_mb = benchmark.pedantic(run, rounds=1, iterations=1)
-    seconds = benchmark.stats.stats.min
+    peak_mb, seconds = measure(run)
     benchmark.extra_info.update(
         configurations=100_000_000, peak_rss_mb=peak_mb, per_s=round(1e8 / seconds)
     )

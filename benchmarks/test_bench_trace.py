@@ -117,25 +117,26 @@ def trace_file(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return write_trace(_trace(), folder / "bench.trace.json"), maps
 
 
-def test_bench_trace_graph(benchmark: BenchmarkFixture, best_of, trace_file) -> None:
+@pytest.mark.quick
+def test_bench_trace_graph(
+    benchmark: BenchmarkFixture, measure, target, best_of, trace_file
+) -> None:
     path, maps = trace_file
     text = path.read_text()
-    g = benchmark.pedantic(
-        lambda: trace_graph(parse_trace(json.loads(text)), [maps]), rounds=3, iterations=1
-    )
+    g, best = measure(lambda: trace_graph(parse_trace(json.loads(text)), [maps]), rounds=3)
     assert g.ops.height == 2 * FIELDS and g.edges.height == 2 * FIELDS - 1
     parse = best_of(lambda: json.loads(text))
     calls = len(json.loads(text)["calls"])
-    best = benchmark.stats.stats.min
     ratio = best / parse
     benchmark.extra_info.update(calls=calls, calls_per_s=calls / best, vs_json=ratio)
-    assert ratio < 8, f"reading the trace into a graph took {ratio:.1f}x parsing its JSON"
+    target(ratio < 8, f"reading the trace into a graph took {ratio:.1f}x parsing its JSON")
 
 
+@pytest.mark.quick
 @pytest.mark.skipif(
     importlib.util.find_spec("torch") is None, reason="optional: torch not installed"
 )
-def test_bench_capture_overhead(benchmark: BenchmarkFixture, best_of) -> None:
+def test_bench_capture_overhead(benchmark: BenchmarkFixture, measure, best_of) -> None:
     import tiny_nerf
     import torch
 
@@ -144,6 +145,5 @@ def test_bench_capture_overhead(benchmark: BenchmarkFixture, best_of) -> None:
     model, inputs = tiny_nerf.build()
     with torch.no_grad():
         plain = best_of(lambda: model(*inputs), repeat=20)
-    benchmark.pedantic(lambda: capture(model, *inputs, repeats=1, warmup=0), rounds=5)
-    best = benchmark.stats.stats.min
+    _, best = measure(capture, model, *inputs, repeats=1, warmup=0, rounds=5)
     benchmark.extra_info.update(plain_forward_s=plain, capture_vs_forward=best / plain)

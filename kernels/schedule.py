@@ -49,6 +49,9 @@ _CHUNKS_PER_THREAD = 8
 # thread: waking the thread pool costs more than scheduling a few thousand ops. A
 # single configuration always does: the kernel is parallel over configurations only.
 SERIAL_BELOW = 20_000
+# Shared DRAM reservations a schedule holds before it first drops the ones no op
+# still to place can overlap: small graphs (a sweep's) never pay for the check.
+_PRUNE_AT = 256
 
 
 class ScheduleResult(NamedTuple):
@@ -180,6 +183,7 @@ def _schedule_chunk(
     res_start = np.empty(n, np.int64)
     res_end = np.empty(n, np.int64)
     near = np.empty(n, np.int64)
+    late = np.empty(n, np.int64)
 
     for c in range(c_begin, c_end):
         freq_hz = frequency_mhz[c] * 1e6
@@ -239,6 +243,7 @@ def _schedule_chunk(
         last_end = 0
         n_res = 0
         res_last = 0  # latest end of a reservation
+        res_limit = _PRUNE_AT
         while True:
             # Push the ops that just became ready (sift up) ...
             for r in range(n_released):
@@ -254,6 +259,36 @@ def _schedule_chunk(
                 heap[i] = op
             if size == 0:
                 break
+            # Drop the reservations that end before any op still to place can start,
+            # so that the overlap scans below stay proportional to the reservations
+            # around the schedule's front rather than to every op placed so far (a
+            # graph of 100,000 ops took minutes). A ready op starts no earlier than
+            # its ready time and its module's earliest free instance, both final or
+            # rising from now on; an op not ready yet starts after a ready one, which
+            # it waits for through a chain of unplaced ops. The kept reservations stay
+            # in placement order, so every load is summed in the same order as
+            # before. Rebuilding only once the list has grown by its kept length
+            # plus _PRUNE_AT keeps the copying constant per op, and reads the ready
+            # set at most once per _PRUNE_AT placements.
+            if n_res >= res_limit:
+                floor = res_last
+                for h in range(size):
+                    r = heap[h]
+                    m = op_module[r]
+                    if touched[m] < module_count[c, m]:
+                        free = untouched_free[m]
+                    else:
+                        free = free_t[inst_base[m]]
+                    floor = min(floor, max(ready_at[r], free))
+                kept = 0
+                for j in range(n_res):
+                    if res_end[j] > floor:
+                        res_op[kept] = res_op[j]
+                        res_start[kept] = res_start[j]
+                        res_end[kept] = res_end[j]
+                        kept += 1
+                n_res = kept
+                res_limit = 2 * kept + _PRUNE_AT
             # ... and pop the best one (sift down).
             op = heap[0]
             size -= 1
@@ -344,39 +379,57 @@ def _schedule_chunk(
                 # it would accept t_start too (float sums are monotone).
                 if total + own > bytes_per_cycle:
                     t = t_start
+                    n_late = -1  # the reservations running at t or later, once needed
                     while True:
-                        fits = True
                         # The load is a step function rising only at starts: check
-                        # t and every reservation start inside (t, t + d).
+                        # t and every reservation start inside (t, t + d). next_t
+                        # becomes the earliest end among the reservations running at
+                        # the first point found full.
+                        next_t = -1
                         for a in range(-1, n_near):
                             p = t if a < 0 else res_start[near[a]]
                             if a >= 0 and (p <= t or p >= t + d):
                                 continue
                             load = 0.0
+                            ends = -1
                             for b in range(n_near):
                                 j = near[b]
                                 if res_start[j] <= p and p < res_end[j]:
                                     o = res_op[j]
                                     load += _byte_rate(bytes_total[o], dur[o], bytes_per_cycle)
+                                    if ends < 0 or res_end[j] < ends:
+                                        ends = res_end[j]
                             if load + own > bytes_per_cycle:
-                                fits = False
+                                next_t = ends
                                 break
-                        if fits:
+                        if next_t < 0:
                             break
-                        # Only a reservation's end can make room: try the next one.
-                        next_t = -1
-                        for b in range(n_near):
-                            e = res_end[near[b]]
-                            if e > t and (next_t < 0 or e < next_t):
-                                next_t = e
+                        # Only a reservation's end can make room, and every window
+                        # that starts before the first end among those running at
+                        # the full point p still holds p with all of them (a load
+                        # over more of the same rates rounds no lower): skip those.
                         t = next_t
                         # Later windows reach further: take in reservations that
-                        # start before the new window ends.
+                        # start before the new window ends. Only those still
+                        # running at t can be among them, and t only grows: keep
+                        # them (in placement order) and look no further back.
+                        if n_late < 0:
+                            n_late = 0
+                            for j in range(n_res):
+                                if t < res_end[j]:
+                                    late[n_late] = j
+                                    n_late += 1
                         n_near = 0
-                        for j in range(n_res):
-                            if res_start[j] < t + d and t < res_end[j]:
-                                near[n_near] = j
-                                n_near += 1
+                        kept = 0
+                        for b in range(n_late):
+                            j = late[b]
+                            if t < res_end[j]:
+                                late[kept] = j
+                                kept += 1
+                                if res_start[j] < t + d:
+                                    near[n_near] = j
+                                    n_near += 1
+                        n_late = kept
                     t_start = t
                 res_op[n_res] = op
                 res_start[n_res] = t_start
