@@ -46,7 +46,7 @@ import itertools
 import math
 import re
 import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from fnmatch import fnmatchcase
 from functools import cache
@@ -533,16 +533,27 @@ def _area_mm2(accel: Accelerator, patterns: Sequence[str]) -> float:
             s.name: s.area_um2 if s.area_um2 is not None else s.size_kb * density
             for s in accel.sram
         }
-        chosen: set[str] = set()
-        for pattern in patterns:
-            hits = {n for n in parts if fnmatchcase(n, pattern)}
-            if not hits:
-                raise _Pending(f"{accel.name} has no module or SRAM block matching {pattern!r}")
-            chosen |= hits
+        chosen = _matching(parts, patterns, f"{accel.name} has no module or SRAM block")
         area = sum(a for n, a in parts.items() if n in chosen) / 1e6  # in file order
     if math.isnan(area):
         raise InvalidInputError(f"the area of {accel.name} is not published")
     return area
+
+
+def _matching(names: Iterable[str], patterns: Sequence[str], missing: str) -> set[str]:
+    """The `names` that match one of `patterns` (``fnmatch``); a pattern that matches
+    none makes the row pending (``missing``, then ``matching 'pattern'``).
+
+    >>> sorted(_matching(["input_buffer0", "input_buffer1", "grid_cache"], ["input*"], ""))
+    ['input_buffer0', 'input_buffer1']
+    """
+    chosen: set[str] = set()
+    for pattern in patterns:
+        hits = {n for n in names if fnmatchcase(n, pattern)}
+        if not hits:
+            raise _Pending(f"{missing} matching {pattern!r}")
+        chosen |= hits
+    return chosen
 
 
 def _sram_area_mm2(accel: Accelerator, patterns: Sequence[str]) -> float:
@@ -555,12 +566,8 @@ def _sram_area_mm2(accel: Accelerator, patterns: Sequence[str]) -> float:
     >>> round(_sram_area_mm2(neurex, ["grid_cache"]), 4)  # 64 KB x 1758 um2/KB
     0.1125
     """
-    chosen: set[str] = set()
-    for pattern in patterns or ["*"]:
-        hits = {s.name for s in accel.sram if fnmatchcase(s.name, pattern)}
-        if not hits:
-            raise _Pending(f"{accel.name} has no SRAM block matching {pattern!r}")
-        chosen |= hits
+    names = [s.name for s in accel.sram]
+    chosen = _matching(names, patterns or ["*"], f"{accel.name} has no SRAM block")
     kb = sum(s.size_kb for s in accel.sram if s.name in chosen)
     density = accel.sram_um2_per_kb
     if math.isnan(density):  # every block has its own area: the file needed no density
