@@ -366,7 +366,9 @@ class _TorchBench:
 
     def chain(self, sweep: int) -> tuple[Callable[[], object], list[Callable[[], object]]]:
         torch = self.torch
-        a, b = torch.empty(sweep // 8), torch.empty(sweep // 8)
+        # the swept input is set: uninitialised memory may hold NaNs or subnormals,
+        # which warn (NumPy) or run slower than the sweep they stand for
+        a, b = torch.ones(sweep // 8), torch.empty(sweep // 8)
         x, y = torch.ones(1), torch.ones(1, 1)
         chain: list[Callable[[], object]] = [
             *(lambda: torch.add(x, x), lambda: torch.mul(x, x), lambda: torch.sub(x, x)),
@@ -459,7 +461,7 @@ class _NumpyBench:
         return lambda: x.reshape(16)
 
     def chain(self, sweep: int) -> tuple[Callable[[], object], list[Callable[[], object]]]:
-        a, b = np.empty(sweep // 8, np.float32), np.empty(sweep // 8, np.float32)
+        a, b = np.ones(sweep // 8, np.float32), np.empty(sweep // 8, np.float32)
         x, y = np.ones(1, np.float32), np.ones((1, 1), np.float32)
         chain: list[Callable[[], object]] = [
             *(lambda: np.add(x, x), lambda: np.multiply(x, x), lambda: np.subtract(x, x)),
