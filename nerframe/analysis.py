@@ -30,7 +30,7 @@ import polars as pl
 from nerframe._typing import Parallelism, WorkloadModel
 from nerframe.accelerator_model import Accelerator
 from nerframe.atomic import atomic_folder
-from nerframe.builtin_pipelines import PIPELINES, load_graph
+from nerframe.builtin_pipelines import PIPELINES, load_graph, reusing_pipelines
 from nerframe.costing import costs
 from nerframe.errors import (
     InvalidInputError,
@@ -130,69 +130,72 @@ def analyze(
     flags = {"pipelined": pipelined, "fine": fine, "report": report, "images": images}
     for name, flag in flags.items():
         check_flag(name, flag)
-    given = _pipelines(_listed("pipelines", pipelines, Graph))
-    workload = {"rays": rays, "samples": samples, "gaussians": gaussians}
-    graphs = [_graph(item, workload, fine, model, scene) for item in given]
-    seen: dict[str, int] = {}
-    for i, g in enumerate(graphs):
-        check_name("graph", g.name)
-        if g.name in seen:
-            first, second = (_label(given[j]) for j in (seen[g.name], i))
-            raise InvalidInputError(
-                f"two graphs are named {g.name!r} ({first} and {second}); "
-                "graph names must be unique in one analysis",
-                g.name,
-            )
-        seen[g.name] = i
-    chosen = _listed("hardware", hardware, Accelerator)
-    named: dict[str, Accelerator] = {}  # by the name or path given
-    loaded: dict[str, Accelerator] = {}  # by accelerator name
-    pairs: list[tuple[Graph, Accelerator]] = []
-    for g in graphs:
-        for item in _hardware(g, chosen):
-            if isinstance(item, str) and item not in named:
-                named[item] = accelerator(item)
-            accel = named[item] if isinstance(item, str) else item
-            # Two accelerators of one name would overwrite each other's partitions.
-            if loaded.setdefault(accel.name, accel) is not accel:
+    # A pipeline at one workload is built once in the whole run: its graph here is
+    # the one the report's validation asks for again.
+    with reusing_pipelines():
+        given = _pipelines(_listed("pipelines", pipelines, Graph))
+        workload = {"rays": rays, "samples": samples, "gaussians": gaussians}
+        graphs = [_graph(item, workload, fine, model, scene) for item in given]
+        seen: dict[str, int] = {}
+        for i, g in enumerate(graphs):
+            check_name("graph", g.name)
+            if g.name in seen:
+                first, second = (_label(given[j]) for j in (seen[g.name], i))
                 raise InvalidInputError(
-                    f"two accelerators are named {accel.name!r}; accelerator names must be "
-                    "unique in one analysis",
-                    accel.name,
+                    f"two graphs are named {g.name!r} ({first} and {second}); "
+                    "graph names must be unique in one analysis",
+                    g.name,
                 )
-            pairs.append((g, accel))
-    for accel in loaded.values():
-        check_name("accelerator", accel.name)
-    target = folder_path(output)
-    with locked(target):
-        _check_replaceable(target)
-        try:
-            summary = _build(
-                target,
-                graphs,
-                pairs,
-                loaded,
-                parallelism,
-                pipelined,
-                (report, images),
-                run={
-                    "pipelines": [g.name for g in graphs],
-                    "hardware": list(loaded),
-                    "parallelism": parallelism,
-                    "pipelined": pipelined,
-                    "fine": fine,
-                    "rays": rays,
-                    "samples": samples,
-                    "gaussians": gaussians,
-                    "model": model,
-                    "scene": scene,
-                    **_unknown_modules(graphs),
-                },
-            )
-        except (NerframeError, OSError) as e:
-            _hide_temporary_names(e, target)
-            raise
-    return Analysis(target, summary)
+            seen[g.name] = i
+        chosen = _listed("hardware", hardware, Accelerator)
+        named: dict[str, Accelerator] = {}  # by the name or path given
+        loaded: dict[str, Accelerator] = {}  # by accelerator name
+        pairs: list[tuple[Graph, Accelerator]] = []
+        for g in graphs:
+            for item in _hardware(g, chosen):
+                if isinstance(item, str) and item not in named:
+                    named[item] = accelerator(item)
+                accel = named[item] if isinstance(item, str) else item
+                # Two accelerators of one name would overwrite each other's partitions.
+                if loaded.setdefault(accel.name, accel) is not accel:
+                    raise InvalidInputError(
+                        f"two accelerators are named {accel.name!r}; accelerator names must be "
+                        "unique in one analysis",
+                        accel.name,
+                    )
+                pairs.append((g, accel))
+        for accel in loaded.values():
+            check_name("accelerator", accel.name)
+        target = folder_path(output)
+        with locked(target):
+            _check_replaceable(target)
+            try:
+                summary = _build(
+                    target,
+                    graphs,
+                    pairs,
+                    loaded,
+                    parallelism,
+                    pipelined,
+                    (report, images),
+                    run={
+                        "pipelines": [g.name for g in graphs],
+                        "hardware": list(loaded),
+                        "parallelism": parallelism,
+                        "pipelined": pipelined,
+                        "fine": fine,
+                        "rays": rays,
+                        "samples": samples,
+                        "gaussians": gaussians,
+                        "model": model,
+                        "scene": scene,
+                        **_unknown_modules(graphs),
+                    },
+                )
+            except (NerframeError, OSError) as e:
+                _hide_temporary_names(e, target)
+                raise
+        return Analysis(target, summary)
 
 
 def _unknown_modules(graphs: list[Graph]) -> dict[str, object]:
