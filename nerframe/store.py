@@ -113,11 +113,11 @@ class TableWriter:
     ['edges/pipeline=g/part-0.parquet']
     """
 
-    def __init__(self, store: str | Path, threads: int | None = None) -> None:
+    def __init__(self, store: str | Path) -> None:
         self.store = store
         # Two threads even on one core: part of a file's time is spent waiting on the
         # file system.
-        self._pool = ThreadPoolExecutor(max(threads or os.cpu_count() or 1, 2))
+        self._pool = ThreadPoolExecutor(max(os.cpu_count() or 1, 2))
         self._error: BaseException | None = None
         self.rows: dict[str, int] = {}
         """Rows queued so far, by table (for `write_manifest`)."""
