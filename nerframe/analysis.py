@@ -30,7 +30,7 @@ import polars as pl
 from nerframe._typing import Parallelism, WorkloadModel
 from nerframe.accelerator_model import Accelerator
 from nerframe.atomic import atomic_folder
-from nerframe.builtin_pipelines import PIPELINES, load_graph
+from nerframe.builtin_pipelines import PIPELINES, load_graph, reusing_pipelines
 from nerframe.costing import costs
 from nerframe.errors import (
     InvalidInputError,
@@ -45,13 +45,13 @@ from nerframe.progress import Progress
 from nerframe.rooflines import PRESETS, is_preset, roofline, system
 from nerframe.scheduling import Mapped, module_busy, schedule_mapped, unmapped_summary
 from nerframe.store import (
+    TableWriter,
     check_name,
     folder_path,
     foreign_entries,
     is_analysis,
     locked,
     write_manifest,
-    write_table,
 )
 from nerframe.trace.compare import compare_on_host
 from nerframe.trace.ingest import TracedGraph
@@ -130,69 +130,72 @@ def analyze(
     flags = {"pipelined": pipelined, "fine": fine, "report": report, "images": images}
     for name, flag in flags.items():
         check_flag(name, flag)
-    given = _pipelines(_listed("pipelines", pipelines, Graph))
-    workload = {"rays": rays, "samples": samples, "gaussians": gaussians}
-    graphs = [_graph(item, workload, fine, model, scene) for item in given]
-    seen: dict[str, int] = {}
-    for i, g in enumerate(graphs):
-        check_name("graph", g.name)
-        if g.name in seen:
-            first, second = (_label(given[j]) for j in (seen[g.name], i))
-            raise InvalidInputError(
-                f"two graphs are named {g.name!r} ({first} and {second}); "
-                "graph names must be unique in one analysis",
-                g.name,
-            )
-        seen[g.name] = i
-    chosen = _listed("hardware", hardware, Accelerator)
-    named: dict[str, Accelerator] = {}  # by the name or path given
-    loaded: dict[str, Accelerator] = {}  # by accelerator name
-    pairs: list[tuple[Graph, Accelerator]] = []
-    for g in graphs:
-        for item in _hardware(g, chosen):
-            if isinstance(item, str) and item not in named:
-                named[item] = accelerator(item)
-            accel = named[item] if isinstance(item, str) else item
-            # Two accelerators of one name would overwrite each other's partitions.
-            if loaded.setdefault(accel.name, accel) is not accel:
+    # A pipeline at one workload is built once in the whole run: its graph here is
+    # the one the report's validation asks for again.
+    with reusing_pipelines():
+        given = _pipelines(_listed("pipelines", pipelines, Graph))
+        workload = {"rays": rays, "samples": samples, "gaussians": gaussians}
+        graphs = [_graph(item, workload, fine, model, scene) for item in given]
+        seen: dict[str, int] = {}
+        for i, g in enumerate(graphs):
+            check_name("graph", g.name)
+            if g.name in seen:
+                first, second = (_label(given[j]) for j in (seen[g.name], i))
                 raise InvalidInputError(
-                    f"two accelerators are named {accel.name!r}; accelerator names must be "
-                    "unique in one analysis",
-                    accel.name,
+                    f"two graphs are named {g.name!r} ({first} and {second}); "
+                    "graph names must be unique in one analysis",
+                    g.name,
                 )
-            pairs.append((g, accel))
-    for accel in loaded.values():
-        check_name("accelerator", accel.name)
-    target = folder_path(output)
-    with locked(target):
-        _check_replaceable(target)
-        try:
-            summary = _build(
-                target,
-                graphs,
-                pairs,
-                loaded,
-                parallelism,
-                pipelined,
-                (report, images),
-                run={
-                    "pipelines": [g.name for g in graphs],
-                    "hardware": list(loaded),
-                    "parallelism": parallelism,
-                    "pipelined": pipelined,
-                    "fine": fine,
-                    "rays": rays,
-                    "samples": samples,
-                    "gaussians": gaussians,
-                    "model": model,
-                    "scene": scene,
-                    **_unknown_modules(graphs),
-                },
-            )
-        except (NerframeError, OSError) as e:
-            _hide_temporary_names(e, target)
-            raise
-    return Analysis(target, summary)
+            seen[g.name] = i
+        chosen = _listed("hardware", hardware, Accelerator)
+        named: dict[str, Accelerator] = {}  # by the name or path given
+        loaded: dict[str, Accelerator] = {}  # by accelerator name
+        pairs: list[tuple[Graph, Accelerator]] = []
+        for g in graphs:
+            for item in _hardware(g, chosen):
+                if isinstance(item, str) and item not in named:
+                    named[item] = accelerator(item)
+                accel = named[item] if isinstance(item, str) else item
+                # Two accelerators of one name would overwrite each other's partitions.
+                if loaded.setdefault(accel.name, accel) is not accel:
+                    raise InvalidInputError(
+                        f"two accelerators are named {accel.name!r}; accelerator names must be "
+                        "unique in one analysis",
+                        accel.name,
+                    )
+                pairs.append((g, accel))
+        for accel in loaded.values():
+            check_name("accelerator", accel.name)
+        target = folder_path(output)
+        with locked(target):
+            _check_replaceable(target)
+            try:
+                summary = _build(
+                    target,
+                    graphs,
+                    pairs,
+                    loaded,
+                    parallelism,
+                    pipelined,
+                    (report, images),
+                    run={
+                        "pipelines": [g.name for g in graphs],
+                        "hardware": list(loaded),
+                        "parallelism": parallelism,
+                        "pipelined": pipelined,
+                        "fine": fine,
+                        "rays": rays,
+                        "samples": samples,
+                        "gaussians": gaussians,
+                        "model": model,
+                        "scene": scene,
+                        **_unknown_modules(graphs),
+                    },
+                )
+            except (NerframeError, OSError) as e:
+                _hide_temporary_names(e, target)
+                raise
+        return Analysis(target, summary)
 
 
 def _unknown_modules(graphs: list[Graph]) -> dict[str, object]:
@@ -273,8 +276,10 @@ def _build(
     run: dict[str, object],
 ) -> pl.DataFrame:
     with atomic_folder(target) as building:
-        summary = _write(building, graphs, pairs, list(loaded.values()), parallelism, pipelined)
-        write_manifest(building, run)
+        summary, rows = _write(
+            building, graphs, pairs, list(loaded.values()), parallelism, pipelined
+        )
+        write_manifest(building, run, rows)
         if report[0]:
             from nerframe.report import build_report
 
@@ -289,43 +294,45 @@ def _write(
     accels: list[Accelerator],
     parallelism: str,
     pipelined: bool,
-) -> pl.DataFrame:
-    write_table(store, "accelerators", accelerator_table(accels))
-    write_table(store, "modules", module_table(accels))
-    summaries = []
-    costed: dict[int, pl.DataFrame] = {}  # by graph identity: each graph is costed once
-    for g in graphs:
-        table = costed[id(g)] = costs(g.ops)
-        write_table(store, "ops", g.ops, pipeline=g.name)
-        write_table(store, "edges", g.edges, pipeline=g.name)
-        write_table(store, "costs", table, pipeline=g.name)
-        ran = [a for graph, a in pairs if graph is g]
-        # an accelerator whose units are all rated in items (Gaussians, samples) has no
-        # FLOP peak, hence no roofline; a GPU that a preset already stands for (a100 for
-        # A100) would be the same roofline twice
-        own = [system(a) for a in ran if a.peak_tflops > 0]
-        systems = [*PRESETS.values(), *(s for s in own if not is_preset(s))]
-        write_table(store, "roofline", roofline(table, systems), pipeline=g.name)
-        if isinstance(g, TracedGraph):  # a traced run: its measured times against the host
-            write_table(store, "measured", compare_on_host(g.measured), pipeline=g.name)
-    with Progress(len(pairs), "analyze", "pairs") as bar:
-        for g, accel in pairs:
-            try:
-                mapped = Mapped.of(g, accel, costed[id(g)])
-                result = schedule_mapped(mapped, g, accel, parallelism, pipelined)
-            except UnmappedError as e:
-                summary = unmapped_summary(g, accel, str(e), parallelism, pipelined)
-            else:
-                busy = module_busy(result, accel)
-                write_table(
-                    store, "schedule", result.schedule, pipeline=g.name, hardware=accel.name
-                )
-                write_table(store, "module_busy", busy, pipeline=g.name, hardware=accel.name)
-                summary = result.summary
-            write_table(store, "summary", summary, pipeline=g.name, hardware=accel.name)
-            summaries.append(summary)
-            bar.advance(1)
-    return pl.concat(summaries)
+) -> tuple[pl.DataFrame, dict[str, int]]:
+    """The summary of every pair, and the rows written by table (the store's files are
+    complete on return)."""
+    # The tables are written on other threads while the pairs are scheduled.
+    with TableWriter(store) as writer:
+        writer.write("accelerators", accelerator_table(accels))
+        writer.write("modules", module_table(accels))
+        summaries = []
+        costed: dict[int, pl.DataFrame] = {}  # by graph identity: each graph is costed once
+        for g in graphs:
+            table = costed[id(g)] = costs(g.ops)
+            writer.write("ops", g.ops, pipeline=g.name)
+            writer.write("edges", g.edges, pipeline=g.name)
+            writer.write("costs", table, pipeline=g.name)
+            ran = [a for graph, a in pairs if graph is g]
+            # an accelerator whose units are all rated in items (Gaussians, samples) has no
+            # FLOP peak, hence no roofline; a GPU that a preset already stands for (a100 for
+            # A100) would be the same roofline twice
+            own = [system(a) for a in ran if a.peak_tflops > 0]
+            systems = [*PRESETS.values(), *(s for s in own if not is_preset(s))]
+            writer.write("roofline", roofline(table, systems), pipeline=g.name)
+            if isinstance(g, TracedGraph):  # a traced run: its measured times against the host
+                writer.write("measured", compare_on_host(g.measured), pipeline=g.name)
+        with Progress(len(pairs), "analyze", "pairs") as bar:
+            for g, accel in pairs:
+                try:
+                    mapped = Mapped.of(g, accel, costed[id(g)])
+                    result = schedule_mapped(mapped, g, accel, parallelism, pipelined)
+                except UnmappedError as e:
+                    summary = unmapped_summary(g, accel, str(e), parallelism, pipelined)
+                else:
+                    busy = module_busy(result, accel)
+                    writer.write("schedule", result.schedule, pipeline=g.name, hardware=accel.name)
+                    writer.write("module_busy", busy, pipeline=g.name, hardware=accel.name)
+                    summary = result.summary
+                writer.write("summary", summary, pipeline=g.name, hardware=accel.name)
+                summaries.append(summary)
+                bar.advance(1)
+    return pl.concat(summaries), writer.rows
 
 
 def _listed(what: str, value: object, kind: type[T]) -> list[str | T]:

@@ -29,8 +29,10 @@ bitwidth) and its edges; `pipeline` fills the workload dimensions. Two models:
 
 from __future__ import annotations
 
+import contextlib
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 from numbers import Integral
 from pathlib import Path
@@ -481,7 +483,12 @@ def pipeline(
     edges = [(*e, "data") for e in spec.edges] + [(*e, "feedback") for e in spec.feedback]
     if rendered_fraction is None:
         rendered_fraction = spec.rendered_fraction if realistic else 1.0
-    return graph(
+    built = _BUILT.get()
+    # repr tells 1 from 1.0 and True (equal as dict keys) and is exact for floats
+    key = repr((name, records, edges, pixels, spec.kind, rendered_fraction))
+    if built is not None and key in built:
+        return built[key]
+    result = graph(
         name,
         records,
         edges,
@@ -489,6 +496,44 @@ def pipeline(
         kind=spec.kind,
         rendered_fraction=rendered_fraction,
     )
+    if built is not None:
+        built[key] = result
+    return result
+
+
+_BUILT: ContextVar[dict[str, Graph] | None] = ContextVar("nerframe_built_pipelines", default=None)
+"""The graphs `pipeline` built in the current `reusing_pipelines` block, by their
+ops records, edges and frame (None outside one)."""
+
+
+@contextlib.contextmanager
+def reusing_pipelines() -> Iterator[None]:
+    """Within the block, `pipeline` builds each distinct graph once and returns that
+    same `Graph` whenever it is asked for again.
+
+    One run needs one pipeline at one workload in several places (`nerframe.analyze`
+    builds its pipelines, then the report's validation builds the pipelines of the
+    published figures, many of them the same ones, several times each); building a
+    graph (validating its ops, its DAG and phases) costs far more than looking it up.
+    A `Graph` is immutable, so sharing it changes no result, and the schedules of the
+    later users reuse what it derived once (`Graph._dag`). Outside a block every call
+    builds a new graph, so a long-lived process holds no graphs; a nested block uses
+    the outer one's graphs.
+
+    >>> with reusing_pipelines():
+    ...     pipeline("neurex") is pipeline("neurex", rays=4096), pipeline("neurex", rays=1024)
+    (True, Graph('neurex', inference, 5 ops, 4 edges, frame_pixels=640000))
+    >>> pipeline("neurex") is pipeline("neurex")
+    False
+    """
+    if _BUILT.get() is not None:
+        yield
+        return
+    token = _BUILT.set({})
+    try:
+        yield
+    finally:
+        _BUILT.reset(token)
 
 
 def _scene(name: str | None, realistic: bool) -> Scene | None:

@@ -27,8 +27,10 @@ import json
 import os
 import re
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
+from types import TracebackType
 
 import filelock
 import polars as pl
@@ -71,17 +73,91 @@ def write_table(
 
     Partition values that could not name a folder safely raise `InvalidInputError`.
     """
-    for key, value in partition.items():
-        check_name(key, value)
-    folder = Path(store, table, *(f"{key}={value}" for key, value in partition.items()))
-    target = folder / f"part-{part}.parquet"
-    with atomic_path(target) as tmp:
-        df.write_parquet(tmp, statistics=True)
+    target = _part_path(store, table, part, partition)
+    _write_part(target, df)
     return target
 
 
-def write_manifest(store: str | Path, run: dict[str, object]) -> Path:
+def _part_path(store: str | Path, table: str, part: int, partition: dict[str, str]) -> Path:
+    for key, value in partition.items():
+        check_name(key, value)
+    folder = Path(store, table, *(f"{key}={value}" for key, value in partition.items()))
+    return folder / f"part-{part}.parquet"
+
+
+def _write_part(target: Path, df: pl.DataFrame) -> None:
+    with atomic_path(target) as tmp:
+        df.write_parquet(tmp, statistics=True)
+
+
+class TableWriter:
+    """Writes many tables of one store on background threads while the caller goes on.
+
+    `write` queues what `write_table` writes (the same file, the same bytes: each file
+    is written whole by one thread, as `write_table` writes it) and returns at once.
+    A store of analyze is hundreds of small files, each costing more in fixed work
+    (the Parquet writer's setup, creating and renaming the file) than in its rows;
+    polars and the file system do that work outside the GIL, so it overlaps the
+    caller's computing and the other files'. Leaving the block waits for every file
+    and raises a failed write's error (so does the next `write` once one failed).
+    When the block ends by an error, writes not started are dropped and the running
+    ones finish before the error goes on: the caller's cleanup (removing the folder
+    being built) never races a writer.
+
+    >>> import tempfile
+    >>> store = tempfile.mkdtemp()
+    >>> with TableWriter(store) as writer:
+    ...     writer.write("edges", pl.DataFrame({"graph": ["g"]}), pipeline="g").name
+    'part-0.parquet'
+    >>> [p.relative_to(store).as_posix() for p in Path(store).rglob("*.parquet")]
+    ['edges/pipeline=g/part-0.parquet']
+    """
+
+    def __init__(self, store: str | Path) -> None:
+        self.store = store
+        # Two threads even on one core: part of a file's time is spent waiting on the
+        # file system.
+        self._pool = ThreadPoolExecutor(max(os.cpu_count() or 1, 2))
+        self._error: BaseException | None = None
+        self.rows: dict[str, int] = {}
+        """Rows queued so far, by table (for `write_manifest`)."""
+
+    def write(self, table: str, df: pl.DataFrame, part: int = 0, **partition: str) -> Path:
+        """Queue `df` as `write_table` would write it; return its path. Names that
+        cannot name a folder raise `InvalidInputError` here, at once."""
+        if self._error is not None:
+            raise self._error
+        target = _part_path(self.store, table, part, partition)
+        self.rows[table] = self.rows.get(table, 0) + df.height
+        self._pool.submit(_write_part, target, df).add_done_callback(self._failed)
+        return target
+
+    def _failed(self, future: Future[None]) -> None:
+        # Runs on the writing thread; of several failed writes, one error is kept.
+        if not future.cancelled() and self._error is None:
+            self._error = future.exception()
+
+    def __enter__(self) -> TableWriter:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=error is not None)
+        if error is None and self._error is not None:
+            raise self._error
+
+
+def write_manifest(
+    store: str | Path, run: dict[str, object], rows: Mapping[str, int] | None = None
+) -> Path:
     """Write ``store.json``: nerframe version, time, `run` and the row count of every table.
+
+    `rows` gives the counts by table when the caller knows them (a `TableWriter`'s
+    `rows`); else each table's files are counted.
 
     >>> import tempfile
     >>> store = tempfile.mkdtemp()
@@ -93,17 +169,19 @@ def write_manifest(store: str | Path, run: dict[str, object]) -> Path:
     from nerframe import __version__
 
     store = Path(store)
-    # One scan per table (the parts' columns need not agree to be counted).
-    counts = {
-        table.name: pl.scan_parquet(
-            parts, extra_columns="ignore", missing_columns="insert", glob=False
-        )
-        .select(pl.len())
-        .collect()
-        .item()
-        for table in sorted(store.iterdir())
-        if table.is_dir() and (parts := sorted(table.rglob("*.parquet")))
-    }
+    if rows is not None:
+        counts = dict(sorted(rows.items()))
+    else:  # one scan per table (the parts' columns need not agree to be counted)
+        counts = {
+            table.name: pl.scan_parquet(
+                parts, extra_columns="ignore", missing_columns="insert", glob=False
+            )
+            .select(pl.len())
+            .collect()
+            .item()
+            for table in sorted(store.iterdir())
+            if table.is_dir() and (parts := sorted(table.rglob("*.parquet")))
+        }
     manifest = {
         "nerframe_version": __version__,
         "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),

@@ -57,7 +57,7 @@ import polars as pl
 
 from nerframe import technology
 from nerframe.accelerator_model import Accelerator
-from nerframe.builtin_pipelines import pipeline
+from nerframe.builtin_pipelines import pipeline, reusing_pipelines
 from nerframe.errors import InvalidInputError, NerframeError
 from nerframe.hardware import BUILTIN, GPUS, accelerator
 from nerframe.scheduling import Schedule, schedule
@@ -175,13 +175,17 @@ def validate(*, hardware: Accelerators | None = None) -> pl.DataFrame:
     table = published()
     predicted: list[float | None] = []
     pending: list[str | None] = []
-    for row in table.iter_rows(named=True):
-        try:
-            predicted.append(predict(row))
-            pending.append(None)
-        except _Pending as waiting:
-            predicted.append(None)
-            pending.append(str(waiting))
+    # Rows share pipelines at one workload (a figure and its baseline, several metrics
+    # of one run): each graph is built once, and within a run (analyze and its report)
+    # the run's own graphs are reused.
+    with reusing_pipelines():
+        for row in table.iter_rows(named=True):
+            try:
+                predicted.append(predict(row))
+                pending.append(None)
+            except _Pending as waiting:
+                predicted.append(None)
+                pending.append(str(waiting))
     error = pl.col("predicted") / pl.col("value") - 1
     upper = pl.col("bound") == "upper"
     return table.with_columns(

@@ -327,7 +327,7 @@ def test_errors_name_the_store_not_its_temporary_folder(
 ) -> None:
     from nerframe import analysis
 
-    def failing(store: Path, run: object) -> None:
+    def failing(store: Path, *_: object) -> None:
         raise nerframe.NerframeError(f"{store / 'store.json'}: disk full")
 
     monkeypatch.setattr(analysis, "write_manifest", failing)
