@@ -8,9 +8,10 @@ from pathlib import Path
 
 
 def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    """`nerframe ARGS...` in a fresh interpreter; its exit status, stdout and stderr."""
+    """`python -m nerframe ARGS...` in a fresh interpreter; its exit status, stdout and
+    stderr."""
     return subprocess.run(
-        [sys.executable, "-m", "nerframe.cli", *args],
+        [sys.executable, "-m", "nerframe", *args],
         capture_output=True,
         text=True,
         cwd=cwd,
