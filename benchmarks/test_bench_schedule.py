@@ -190,10 +190,9 @@ MAX_SMALL_SCHEDULE_S = 3e-3
 def test_schedule_million_op_dag(benchmark, measure, target, best_of) -> None:
     """Issue 10's million-op DAG, at its full size. Once ops shared the DRAM, the
     scheduler scanned every earlier reservation for each op, and this benchmark ran
-    for hours (the longest of the suite, past 25 minutes); with the scans bounded
-    (kernels/schedule.py) a call takes about 19 s on the 2-core machine, so the warm-up
-    and three rounds fit the suite's 7 minutes without shrinking the graph, whose size
-    is the target's."""
+    for hours (the longest of the suite, past 25 minutes), then 19 s with the scans
+    bounded; with the load kept as a step function (kernels/schedule.py) a call takes
+    about 2 s on the 2-core machine. The graph keeps the target's size."""
     # CSR, topological order, the DAG check and the schedule of one configuration,
     # end to end: each computed once.
     src, dst = random_dag(MILLION, preds_per_op=3, seed=11)

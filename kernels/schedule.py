@@ -49,9 +49,6 @@ _CHUNKS_PER_THREAD = 8
 # thread: waking the thread pool costs more than scheduling a few thousand ops. A
 # single configuration always does: the kernel is parallel over configurations only.
 SERIAL_BELOW = 20_000
-# Shared DRAM reservations a schedule holds before it first drops the ones no op
-# still to place can overlap: small graphs (a sweep's) never pay for the check.
-_PRUNE_AT = 256
 
 
 class ScheduleResult(NamedTuple):
@@ -151,7 +148,9 @@ def _schedule_chunk(
     dur = np.empty(n, np.int64)
     rank = np.empty(n, np.int64)
     waiting = np.empty(n, np.int64)  # unplaced predecessors
-    ready_at = np.empty(n, np.int64)  # latest end among placed predecessors
+    # Per op: the latest end among its placed predecessors, and a step of the DRAM
+    # load at or before it (below); side by side, as both are updated together.
+    ready = np.empty((n, 2), np.int64)
     heap = np.empty(n, np.int64)  # ready set, best first
     # Ops that just became ready; pushing them in one place keeps one sift-up.
     released = np.empty(n, np.int64)
@@ -176,14 +175,26 @@ def _schedule_chunk(
     array_rows, array_cols, dataflow = cfg.array_rows, cfg.array_cols, cfg.dataflow
     array_cycles = np.zeros(n, np.int64)
     array_key = np.full((n, 4), -1, np.int64)
-    # Shared DRAM: each placed op that moves bytes reserves its byte rate over
-    # [start, end); res_* hold the reservations (op, start, end) in placement
-    # order, near the ones that overlap the window being tried.
-    res_op = np.empty(n, np.int64)
-    res_start = np.empty(n, np.int64)
-    res_end = np.empty(n, np.int64)
-    near = np.empty(n, np.int64)
-    late = np.empty(n, np.int64)
+    # Shared DRAM: the load (bytes per cycle reserved by the placed ops) as a step
+    # function, a list of steps linked in time order from step 0 (time 0): step i
+    # holds step_v[i] from step_t[i] to the next step's time, and the last one (`tail`)
+    # holds 0 from its time on (every reservation has ended). Each placement adds its
+    # rate to the steps its window covers and is the latest reservation, so a step
+    # holds exactly the sum, in placement order, of the rates of the ops running
+    # there: the float the reference sums at every point, so the decisions are the
+    # same bit for bit. A linked list rather than a sorted array: inserting into an
+    # array shifts every later step (the reservations ahead of the schedule's front,
+    # dozens per op in the 1 M-op benchmark), which cost more than the search.
+    # Steps are never removed or moved, so a step at or before an op's end stays
+    # one: ready[:, 1], free_step and module_step keep one for each time an op's
+    # start is the max of, the search starts there (rather than at step 0 or with
+    # a search through the list), and it is the exact step when the op that ended
+    # there reserved the DRAM. Each reservation adds at most two steps.
+    step_t = np.empty(2 * n + 1, np.int64)
+    step_v = np.empty(2 * n + 1, np.float64)
+    step_next = np.empty(2 * n + 1, np.int64)
+    free_step = np.empty(inst_base[n_modules], np.int64)  # per instance, by index
+    module_step = np.empty(n_modules, np.int64)  # for untouched_free
 
     for c in range(c_begin, c_end):
         freq_hz = frequency_mhz[c] * 1e6
@@ -231,19 +242,22 @@ def _schedule_chunk(
             touched[m] = 0
             untouched_free[m] = 0
             busy[m] = 0
+            module_step[m] = 0
         n_released = 0
         for op in range(n):
             waiting[op] = pred_ptr[op + 1] - pred_ptr[op]
-            ready_at[op] = 0
+            ready[op, 0] = 0
+            ready[op, 1] = 0
             if waiting[op] == 0:
                 released[n_released] = op
                 n_released += 1
 
         size = 0
         last_end = 0
-        n_res = 0
-        res_last = 0  # latest end of a reservation
-        res_limit = _PRUNE_AT
+        step_t[0] = 0
+        step_v[0] = 0.0
+        tail = 0
+        n_steps = 1
         while True:
             # Push the ops that just became ready (sift up) ...
             for r in range(n_released):
@@ -259,36 +273,6 @@ def _schedule_chunk(
                 heap[i] = op
             if size == 0:
                 break
-            # Drop the reservations that end before any op still to place can start,
-            # so that the overlap scans below stay proportional to the reservations
-            # around the schedule's front rather than to every op placed so far (a
-            # graph of 100,000 ops took minutes). A ready op starts no earlier than
-            # its ready time and its module's earliest free instance, both final or
-            # rising from now on; an op not ready yet starts after a ready one, which
-            # it waits for through a chain of unplaced ops. The kept reservations stay
-            # in placement order, so every load is summed in the same order as
-            # before. Rebuilding only once the list has grown by its kept length
-            # plus _PRUNE_AT keeps the copying constant per op, and reads the ready
-            # set at most once per _PRUNE_AT placements.
-            if n_res >= res_limit:
-                floor = res_last
-                for h in range(size):
-                    r = heap[h]
-                    m = op_module[r]
-                    if touched[m] < module_count[c, m]:
-                        free = untouched_free[m]
-                    else:
-                        free = free_t[inst_base[m]]
-                    floor = min(floor, max(ready_at[r], free))
-                kept = 0
-                for j in range(n_res):
-                    if res_end[j] > floor:
-                        res_op[kept] = res_op[j]
-                        res_start[kept] = res_start[j]
-                        res_end[kept] = res_end[j]
-                        kept += 1
-                n_res = kept
-                res_limit = 2 * kept + _PRUNE_AT
             # ... and pop the best one (sift down).
             op = heap[0]
             size -= 1
@@ -315,9 +299,11 @@ def _schedule_chunk(
             nt = touched[m]
             first = 0
             if k == count:
-                t_start = max(ready_at[op], untouched_free[m])
+                t_start = max(ready[op, 0], untouched_free[m])
+                from_step = ready[op, 1] if ready[op, 0] >= untouched_free[m] else module_step[m]
             else:
                 latest = 0
+                latest_step = 0
                 first = count
                 for j in range(k):
                     # The lowest untouched instance beats the heap top only when it
@@ -326,9 +312,11 @@ def _schedule_chunk(
                         t = untouched_free[m]
                         inst = nt
                         nt += 1
+                        t_step = module_step[m]
                     else:  # pop the heap top
                         t = free_t[base]
                         inst = free_i[base]
+                        t_step = free_step[base + inst]
                         hs -= 1
                         last_t = free_t[base + hs]
                         last_i = free_i[base + hs]
@@ -352,94 +340,94 @@ def _schedule_chunk(
                         free_t[base + i] = last_t
                         free_i[base + i] = last_i
                     chosen[j] = inst
-                    latest = max(latest, t)
+                    if t >= latest:
+                        latest = t
+                        latest_step = t_step
                     first = min(first, inst)
-                t_start = max(ready_at[op], latest)
+                t_start = max(ready[op, 0], latest)
+                from_step = ready[op, 1] if ready[op, 0] >= latest else latest_step
 
             # Shared DRAM: start at the earliest time from t_start on at which the
             # reserved rates plus this op's stay within the bandwidth over its
             # whole window (see docs/model.md, "Shared DRAM bandwidth").
             d = dur[op]
+            op_step = from_step  # a step at or before this op's end, for its successors
             if bytes_total[op] > 0 and d > 0:
-                n_near = 0
-                # Nothing reserved runs at or after t_start (a chain): no overlap.
-                for j in range(n_res if t_start < res_last else 0):
-                    if res_start[j] < t_start + d and t_start < res_end[j]:
-                        near[n_near] = j
-                        n_near += 1
-                # Rates are computed only where ops overlap: a division per op and
-                # configuration is dear beside the rest of a small graph's placement.
-                own = _byte_rate(bytes_total[op], d, bytes_per_cycle) if n_near > 0 else 0.0
-                total = 0.0
-                for b in range(n_near):
-                    j = res_op[near[b]]
-                    total += _byte_rate(bytes_total[j], dur[j], bytes_per_cycle)
-                # Fast path: every overlapping reservation at once still leaves room.
-                # The exact test below sums subsets of these in the same order, so
-                # it would accept t_start too (float sums are monotone).
-                if total + own > bytes_per_cycle:
+                own = _byte_rate(bytes_total[op], d, bytes_per_cycle)
+                if t_start >= step_t[tail]:
+                    # Nothing reserved runs at or after t_start (a chain): no overlap.
+                    if t_start > step_t[tail]:
+                        step_next[tail] = n_steps
+                        tail = n_steps
+                        n_steps += 1
+                        step_t[tail] = t_start
+                    step_v[tail] = own  # 0.0 + own
+                    step_next[tail] = n_steps
+                    tail = n_steps
+                    n_steps += 1
+                    step_t[tail] = t_start + d
+                    step_v[tail] = 0.0
+                    op_step = tail
+                else:
+                    # The step holding t_start, from one at or before it: the step of
+                    # the end that set t_start, unless that op reserved nothing.
+                    a = from_step
+                    while a != tail and step_t[step_next[a]] <= t_start:
+                        a = step_next[a]
+                    # A step is full when its load plus this op's rate exceeds the
+                    # bandwidth (the reference's float test). No window that overlaps
+                    # a full step fits, so the earliest window that fits starts at
+                    # t_start or at the end of a full step: walking the steps once,
+                    # moving t past each full one the window meets, finds it. It is
+                    # the reference's first fitting candidate too: a window that fits
+                    # and starts after the last candidate before it (t_start or an
+                    # end) has no end in between, so the window at that candidate
+                    # sees subsets of the same loads, which sum no higher. The tail
+                    # (load 0) is never full.
                     t = t_start
-                    n_late = -1  # the reservations running at t or later, once needed
-                    while True:
-                        # The load is a step function rising only at starts: check
-                        # t and every reservation start inside (t, t + d). next_t
-                        # becomes the earliest end among the reservations running at
-                        # the first point found full.
-                        next_t = -1
-                        for a in range(-1, n_near):
-                            p = t if a < 0 else res_start[near[a]]
-                            if a >= 0 and (p <= t or p >= t + d):
-                                continue
-                            load = 0.0
-                            ends = -1
-                            for b in range(n_near):
-                                j = near[b]
-                                if res_start[j] <= p and p < res_end[j]:
-                                    o = res_op[j]
-                                    load += _byte_rate(bytes_total[o], dur[o], bytes_per_cycle)
-                                    if ends < 0 or res_end[j] < ends:
-                                        ends = res_end[j]
-                            if load + own > bytes_per_cycle:
-                                next_t = ends
-                                break
-                        if next_t < 0:
-                            break
-                        # Only a reservation's end can make room, and every window
-                        # that starts before the first end among those running at
-                        # the full point p still holds p with all of them (a load
-                        # over more of the same rates rounds no lower): skip those.
-                        t = next_t
-                        # Later windows reach further: take in reservations that
-                        # start before the new window ends. Only those still
-                        # running at t can be among them, and t only grows: keep
-                        # them (in placement order) and look no further back.
-                        if n_late < 0:
-                            n_late = 0
-                            for j in range(n_res):
-                                if t < res_end[j]:
-                                    late[n_late] = j
-                                    n_late += 1
-                        n_near = 0
-                        kept = 0
-                        for b in range(n_late):
-                            j = late[b]
-                            if t < res_end[j]:
-                                late[kept] = j
-                                kept += 1
-                                if res_start[j] < t + d:
-                                    near[n_near] = j
-                                    n_near += 1
-                        n_late = kept
+                    j = a
+                    while j != tail and step_t[j] < t + d:
+                        after = step_next[j]
+                        if step_v[j] + own > bytes_per_cycle:
+                            t = step_t[after]
+                            a = after
+                        j = after
                     t_start = t
-                res_op[n_res] = op
-                res_start[n_res] = t_start
-                res_end[n_res] = t_start + d
-                res_last = max(res_last, t_start + d)
-                n_res += 1
+                    # Add own over [t, t + d): split the step holding t + d where
+                    # no step begins there (while its load is still the old one),
+                    # then add to the steps from the one holding t on, splitting
+                    # that one where it begins before t.
+                    e = t + d
+                    z = a  # the last step that begins before e
+                    while z != tail and step_t[step_next[z]] < e:
+                        z = step_next[z]
+                    if z == tail or step_t[step_next[z]] > e:
+                        step_t[n_steps] = e
+                        step_v[n_steps] = step_v[z]
+                        if z == tail:
+                            tail = n_steps
+                        else:
+                            step_next[n_steps] = step_next[z]
+                        step_next[z] = n_steps
+                        n_steps += 1
+                    op_step = step_next[z]
+                    j = a
+                    while j != z:
+                        j = step_next[j]
+                        step_v[j] += own
+                    if step_t[a] < t:
+                        step_t[n_steps] = t
+                        step_v[n_steps] = step_v[a] + own
+                        step_next[n_steps] = step_next[a]
+                        step_next[a] = n_steps
+                        n_steps += 1
+                    else:
+                        step_v[a] += own
 
             t_end = t_start + dur[op]
             if k == count:
                 untouched_free[m] = t_end
+                module_step[m] = op_step
                 busy[m] += dur[op]
             else:
                 for j in range(k):  # push the chosen instances back, busy until t_end
@@ -457,6 +445,7 @@ def _schedule_chunk(
                         i = parent
                     free_t[base + i] = t_end
                     free_i[base + i] = inst
+                    free_step[base + inst] = op_step
                 heap_size[m] = hs
                 touched[m] = nt
                 busy[m] += dur[op] * k
@@ -471,7 +460,9 @@ def _schedule_chunk(
             n_released = 0
             for e in range(succ_ptr[op], succ_ptr[op + 1]):
                 s = succ_idx[e]
-                ready_at[s] = max(ready_at[s], t_end)
+                if t_end >= ready[s, 0]:
+                    ready[s, 0] = t_end
+                    ready[s, 1] = op_step
                 waiting[s] -= 1
                 if waiting[s] == 0:
                     released[n_released] = s

@@ -832,11 +832,10 @@ def test_memory_bound_random_dags_share_the_dram_like_the_reference(
 @settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32 - 1), split=st.booleans())
 def test_large_memory_bound_dags_share_the_dram_like_the_reference(seed: int, split: bool) -> None:
-    # Past 256 reservations the kernel drops those no op still to place can overlap,
-    # and a window found full moves past the first end among the ops running at the
-    # full point (kernels/schedule.py): 1,200 ops that all move bytes, each at a
-    # fraction of the DRAM's rate (compute-bound), on many instances, make both
-    # happen throughout, in both modes.
+    # 1,200 ops that all move bytes, each at a fraction of the DRAM's rate
+    # (compute-bound), on many instances: the load profile grows to thousands of
+    # steps, most windows meet several full steps, and most reservations land
+    # between earlier ones, in both modes.
     n = 1200
     p = random_problem(seed, n, n_modules=4, n_configs=1, max_count=16)
     rng = np.random.default_rng(seed + 4)
@@ -845,4 +844,29 @@ def test_large_memory_bound_dags_share_the_dram_like_the_reference(seed: int, sp
     p["dram_bandwidth_gbps"] = rng.uniform(0.05, 1.0, 1)
     kernel = run(p, split)
     assert_same(kernel, run_ref(p, split))
+    check_invariants(p, kernel)
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1), n_configs=st.integers(1, 3), k_of_count=st.booleans())
+def test_contended_dram_with_ops_that_move_no_bytes_matches_the_reference(
+    seed: int, n_configs: int, k_of_count: bool
+) -> None:
+    # Many instances asking for several times the bandwidth at once, so most ops wait
+    # past full steps of the load; a third of the ops move no bytes (and some take no
+    # time), so a start often comes from an end that reserved nothing and the kernel
+    # finds its step from an earlier one; several configurations in one call, so
+    # the load profile starts afresh for each.
+    n = 400
+    p = random_problem(seed, n, n_modules=3, n_configs=n_configs, max_count=12)
+    rng = np.random.default_rng(seed + 5)
+    p["work"] = rng.choice([0.0, 0.0, 1e3, 2e4, 3e5], size=n)
+    p["bytes_total"] = np.where(rng.uniform(size=n) < 1 / 3, 0.0, rng.uniform(1.0, 4e3, n))
+    p["dram_bandwidth_gbps"] = rng.uniform(0.5, 20.0, n_configs)
+    if k_of_count:
+        p["instances"] = (rng.uniform(size=p["count"].shape) * p["count"]).astype(np.int64) + 1
+        kernel, expected = run(p), run_ref(p)
+    else:
+        kernel, expected = run(p, split=False), run_ref(p, split=False)
+    assert_same(kernel, expected)
     check_invariants(p, kernel)
