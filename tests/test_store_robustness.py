@@ -138,14 +138,23 @@ def test_a_lock_file_left_behind_is_not_a_held_lock(tmp_path: Path) -> None:
 # Runs the command line after saying so: the test interrupts it once it runs.
 _CLI = "import sys; from nerframe.cli import main; print('ready', flush=True); sys.exit(main())"
 
+# Holds the report's page for a minute once its temporary file exists (atomic_path makes
+# it before the page is rendered into it): the page takes ~0.1 s, too short a window
+# for a test that polls on a loaded machine to press Ctrl-C in reliably.
+_SLOW_PAGE = (
+    "import time, nerframe.report as r; render = r._document; "
+    "r._document = lambda *a: (time.sleep(60), render(*a))[1]; "
+)
+
 
 def _interrupted(
-    args: list[str], cwd: Path, started: Callable[[], bool] | None = None
+    args: list[str], cwd: Path, started: Callable[[], bool] | None = None, *, prelude: str = ""
 ) -> tuple[int, str, float]:
-    """Run ``nerframe ARGS`` in `cwd`, press Ctrl-C once it has `started` (or 0.5 s after
-    it starts its command); its status, stderr and the seconds from Ctrl-C to its end."""
+    """Run ``nerframe ARGS`` in `cwd` (after the Python `prelude`), press Ctrl-C once it
+    has `started` (or 0.5 s after it starts its command); its status, stderr and the
+    seconds from Ctrl-C to its end."""
     process = subprocess.Popen(
-        [sys.executable, "-c", _CLI, *args],
+        [sys.executable, "-c", prelude + _CLI, *args],
         cwd=cwd,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -206,7 +215,9 @@ def test_ctrl_c_stops_a_report_and_leaves_the_store_as_it_was(analysis_store: Pa
     def building() -> bool:  # the report's temporary files appear
         return any(p.name.endswith(".tmp") for p in analysis_store.iterdir())
 
-    status, stderr, took = _interrupted(["report", str(analysis_store)], analysis_store, building)
+    status, stderr, took = _interrupted(
+        ["report", str(analysis_store)], analysis_store, building, prelude=_SLOW_PAGE
+    )
     assert (status, stderr) == (130, "error: interrupted\n")
     assert took < _WITHIN_S
     # summary.md may be written (whole) before the page; the page is not, nor any part
