@@ -391,8 +391,10 @@ def test_the_wheel_ships_the_template() -> None:
 
     root = Path(__file__).resolve().parents[1]
     project = tomllib.loads((root / "pyproject.toml").read_text())
-    patterns = project["tool"]["setuptools"]["package-data"]["nerframe"]
+    setuptools = project["tool"]["setuptools"]
+    assert "nerframe.templates" in setuptools["packages"]
+    patterns = setuptools["package-data"]["nerframe.templates"]
     templates = sorted((root / "nerframe" / "templates").iterdir())
     assert [t.name for t in templates] == ["report.html.j2"]
     for template in templates:
-        assert any(fnmatch.fnmatch(f"templates/{template.name}", p) for p in patterns)
+        assert any(fnmatch.fnmatch(template.name, p) for p in patterns)
