@@ -36,7 +36,7 @@ from nerframe.hardware import accelerator, accelerator_table, module_table
 from nerframe.report import build_report
 from nerframe.scheduling import Schedule, module_busy
 from nerframe.sql import named_queries, query
-from nerframe.store import write_manifest, write_table
+from nerframe.store import TableWriter, write_manifest
 from nerframe.taxonomy import op_types
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
@@ -254,26 +254,26 @@ def big_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     store = tmp_path_factory.mktemp("big-store")
     rng = np.random.default_rng(2024)
     accels = [accelerator(name) for name in HARDWARE]
-    write_table(
-        store,
-        "accelerators",
-        _conform(accelerator_table(accels), schemas.ACCELERATORS, "accelerators"),
-    )
-    write_table(store, "modules", _conform(module_table(accels), schemas.MODULES, "modules"))
-    for g in range(GRAPHS):
-        ops = _ops(g, rng)
-        graph = ops.get_column("graph")[0]
-        write_table(store, "roofline", _roofline(ops), pipeline=graph)
-        for accel in accels:
-            schedule = _schedule(ops, accel, rng)
-            busy = _module_busy(schedule, accel)
-            summary = _summary(schedule, busy, accel)
-            # the scheduler's own definition of the busy cycles, on this schedule
-            assert busy.equals(module_busy(Schedule(schedule, summary), accel))
-            partition = {"pipeline": graph, "hardware": accel.name}
-            write_table(store, "schedule", schedule, **partition)
-            write_table(store, "module_busy", busy, **partition)
-            write_table(store, "summary", summary, **partition)
+    with TableWriter(store) as writer:
+        writer.write(
+            "accelerators",
+            _conform(accelerator_table(accels), schemas.ACCELERATORS, "accelerators"),
+        )
+        writer.write("modules", _conform(module_table(accels), schemas.MODULES, "modules"))
+        for g in range(GRAPHS):
+            ops = _ops(g, rng)
+            graph = ops.get_column("graph")[0]
+            writer.write("roofline", _roofline(ops), pipeline=graph)
+            for accel in accels:
+                schedule = _schedule(ops, accel, rng)
+                busy = _module_busy(schedule, accel)
+                summary = _summary(schedule, busy, accel)
+                # the scheduler's own definition of the busy cycles, on this schedule
+                assert busy.equals(module_busy(Schedule(schedule, summary), accel))
+                partition = {"pipeline": graph, "hardware": accel.name}
+                writer.write("schedule", schedule, **partition)
+                writer.write("module_busy", busy, **partition)
+                writer.write("summary", summary, **partition)
     write_manifest(store, {"benchmark": "synthetic 10M-operator store"})
     return store
 

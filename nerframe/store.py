@@ -13,7 +13,8 @@ a reader does not need hive partitioning to see them.
 
 >>> import tempfile, polars as pl
 >>> store = tempfile.mkdtemp()
->>> path = write_table(store, "edges", pl.DataFrame({"graph": ["g"]}), pipeline="g")
+>>> with TableWriter(store) as writer:
+...     path = writer.write("edges", pl.DataFrame({"graph": ["g"]}), pipeline="g")
 >>> path.relative_to(store).as_posix()
 'edges/pipeline=g/part-0.parquet'
 """
@@ -66,18 +67,6 @@ def check_name(kind: str, name: str) -> str:
     return name
 
 
-def write_table(
-    store: str | Path, table: str, df: pl.DataFrame, part: int = 0, **partition: str
-) -> Path:
-    """Write `df` as Parquet part number `part` of `table`, under hive folders ``key=value``.
-
-    Partition values that could not name a folder safely raise `InvalidInputError`.
-    """
-    target = _part_path(store, table, part, partition)
-    _write_part(target, df)
-    return target
-
-
 def _part_path(store: str | Path, table: str, part: int, partition: dict[str, str]) -> Path:
     for key, value in partition.items():
         check_name(key, value)
@@ -91,10 +80,11 @@ def _write_part(target: Path, df: pl.DataFrame) -> None:
 
 
 class TableWriter:
-    """Writes many tables of one store on background threads while the caller goes on.
+    """Writes the tables of one store on background threads while the caller goes on.
 
-    `write` queues what `write_table` writes (the same file, the same bytes: each file
-    is written whole by one thread, as `write_table` writes it) and returns at once.
+    `write` queues `df` as Parquet part number `part` of `table`, under hive folders
+    ``key=value``, and returns at once; each file is written whole by one thread, under
+    a temporary name renamed into place, so its bytes do not depend on the threads.
     A store of analyze is hundreds of small files, each costing more in fixed work
     (the Parquet writer's setup, creating and renaming the file) than in its rows;
     polars and the file system do that work outside the GIL, so it overlaps the
@@ -123,8 +113,8 @@ class TableWriter:
         """Rows queued so far, by table (for `write_manifest`)."""
 
     def write(self, table: str, df: pl.DataFrame, part: int = 0, **partition: str) -> Path:
-        """Queue `df` as `write_table` would write it; return its path. Names that
-        cannot name a folder raise `InvalidInputError` here, at once."""
+        """Queue `df` as part `part` of `table`; return its path. Partition values that
+        could not name a folder safely raise `InvalidInputError` here, at once."""
         if self._error is not None:
             raise self._error
         target = _part_path(self.store, table, part, partition)
@@ -161,7 +151,8 @@ def write_manifest(
 
     >>> import tempfile
     >>> store = tempfile.mkdtemp()
-    >>> _ = write_table(store, "edges", pl.DataFrame({"graph": ["g", "g"]}), pipeline="g")
+    >>> with TableWriter(store) as writer:
+    ...     _ = writer.write("edges", pl.DataFrame({"graph": ["g", "g"]}), pipeline="g")
     >>> manifest = json.loads(write_manifest(store, {"what": "example"}).read_text())
     >>> manifest["run"], manifest["rows"]
     ({'what': 'example'}, {'edges': 2})
@@ -341,7 +332,8 @@ def tables(store: str | Path) -> dict[str, list[Path]]:
 
     >>> import tempfile
     >>> store = tempfile.mkdtemp()
-    >>> _ = write_table(store, "edges", pl.DataFrame({"graph": ["g"]}), pipeline="g")
+    >>> with TableWriter(store) as writer:
+    ...     _ = writer.write("edges", pl.DataFrame({"graph": ["g"]}), pipeline="g")
     >>> _ = write_manifest(store, {})
     >>> {t: [p.relative_to(store).as_posix() for p in ps] for t, ps in tables(store).items()}
     {'edges': ['edges/pipeline=g/part-0.parquet']}

@@ -18,7 +18,7 @@ from cli_process import run_cli
 
 import nerframe
 from nerframe import cli
-from nerframe.store import locked, write_table
+from nerframe.store import TableWriter, locked
 
 NEUREX = Path(nerframe.__file__).parent / "accelerators" / "neurex.json"
 
@@ -65,11 +65,14 @@ def test_graph_names_that_cannot_name_a_folder_are_refused(tmp_path: Path, name:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["g.json"]
 
 
-def test_write_table_refuses_unsafe_partition_values(tmp_path: Path) -> None:
+def test_store_tables_refuse_unsafe_partition_values(tmp_path: Path) -> None:
     import polars as pl
 
-    with pytest.raises(nerframe.InvalidInputError, match=r"'\.\.'"):
-        write_table(tmp_path / "s", "ops", pl.DataFrame({"a": [1]}), pipeline="..")
+    with (
+        pytest.raises(nerframe.InvalidInputError, match=r"'\.\.'"),
+        TableWriter(tmp_path / "s") as writer,
+    ):
+        writer.write("ops", pl.DataFrame({"a": [1]}), pipeline="..")
     assert not (tmp_path / "s").exists()
 
 

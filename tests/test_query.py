@@ -15,7 +15,7 @@ from store_fixture import write_store
 import nerframe
 from nerframe.errors import NerframeError
 from nerframe.sql import connect, named_queries, query
-from nerframe.store import tables, write_manifest, write_table
+from nerframe.store import TableWriter, tables, write_manifest
 
 ANALYZE_VIEWS = {
     "ops",
@@ -126,13 +126,13 @@ def approx(value: float) -> object:
 @pytest.fixture(scope="module")
 def hand_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     store = tmp_path_factory.mktemp("hand")
-    for table, schema, rows in [
-        ("roofline", ROOFLINE, ROOFLINE_ROWS),
-        ("schedule", SCHEDULE, SCHEDULE_ROWS),
-        ("summary", SUMMARY, SUMMARY_ROWS),
-    ]:
-        frame = pl.DataFrame(rows, schema=schema, orient="row")
-        write_table(store, table, frame, pipeline="g")
+    with TableWriter(store) as writer:
+        for table, schema, rows in [
+            ("roofline", ROOFLINE, ROOFLINE_ROWS),
+            ("schedule", SCHEDULE, SCHEDULE_ROWS),
+            ("summary", SUMMARY, SUMMARY_ROWS),
+        ]:
+            writer.write(table, pl.DataFrame(rows, schema=schema, orient="row"), pipeline="g")
     write_manifest(store, {"command": "hand-written"})
     return store
 
