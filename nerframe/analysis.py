@@ -38,6 +38,7 @@ from nerframe.errors import (
     StoreError,
     UnmappedError,
     check_flag,
+    name_key,
 )
 from nerframe.graphs import Graph, expand_graph
 from nerframe.hardware import BUILTIN, accelerator, accelerator_table, module_table
@@ -139,17 +140,17 @@ def analyze(
         seen: dict[str, int] = {}
         for i, g in enumerate(graphs):
             check_name("graph", g.name)
-            if g.name in seen:
-                first, second = (_label(given[j]) for j in (seen[g.name], i))
+            if name_key(g.name) in seen:
+                first, second = (_label(given[j]) for j in (seen[name_key(g.name)], i))
                 raise InvalidInputError(
                     f"two graphs are named {g.name!r} ({first} and {second}); "
                     "graph names must be unique in one analysis",
                     g.name,
                 )
-            seen[g.name] = i
+            seen[name_key(g.name)] = i
         chosen = _listed("hardware", hardware, Accelerator)
         named: dict[str, Accelerator] = {}  # by the name or path given
-        loaded: dict[str, Accelerator] = {}  # by accelerator name
+        loaded: dict[str, Accelerator] = {}  # by accelerator name (its name_key)
         pairs: list[tuple[Graph, Accelerator]] = []
         for g in graphs:
             for item in _hardware(g, chosen):
@@ -157,10 +158,16 @@ def analyze(
                     named[item] = accelerator(item)
                 accel = named[item] if isinstance(item, str) else item
                 # Two accelerators of one name would overwrite each other's partitions.
-                if loaded.setdefault(accel.name, accel) is not accel:
+                earlier = loaded.setdefault(name_key(accel.name), accel)
+                if earlier is not accel:
+                    alike = (
+                        ""
+                        if earlier.name == accel.name
+                        else f" (written {earlier.name!a} and {accel.name!a}: alike)"
+                    )
                     raise InvalidInputError(
-                        f"two accelerators are named {accel.name!r}; accelerator names must be "
-                        "unique in one analysis",
+                        f"two accelerators are named {accel.name!r}{alike}; accelerator names "
+                        "must be unique in one analysis",
                         accel.name,
                     )
                 pairs.append((g, accel))
@@ -180,7 +187,7 @@ def analyze(
                     (report, images),
                     run={
                         "pipelines": [g.name for g in graphs],
-                        "hardware": list(loaded),
+                        "hardware": [a.name for a in loaded.values()],
                         "parallelism": parallelism,
                         "pipelined": pipelined,
                         "fine": fine,

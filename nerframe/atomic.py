@@ -93,8 +93,9 @@ def atomic_path(target: str | Path) -> Iterator[Path]:
             _LIVE.discard(tmp)
             tmp.unlink(missing_ok=True)
     except OSError as e:
-        # The user knows the file by its final name, not the hidden temporary one.
-        if e.filename is not None and Path(e.filename) == tmp:
+        # The user knows the file by its final name, not the hidden temporary one; a
+        # failed write (a full disk) names no file at all.
+        if e.filename is None or Path(e.filename) == tmp:
             e.filename = str(target)
         raise
 

@@ -12,6 +12,9 @@ icarus,inference,4,4096,192,,640000,1.0,icarus,825444532224.0,...
 
 from __future__ import annotations
 
+# First: a Ctrl-C while the modules below load ends the command quietly (status 130).
+from nerframe import interrupts  # isort: split
+
 import argparse
 import contextlib
 import math
@@ -31,7 +34,7 @@ import polars as pl
 
 from nerframe._typing import Direction
 from nerframe.builtin_pipelines import MODELS
-from nerframe.errors import InvalidInputError, NerframeError
+from nerframe.errors import InvalidInputError, NerframeError, lone_surrogate
 from nerframe.output import FORMATS, emit, format_value, printable, to_text, wide
 
 if TYPE_CHECKING:
@@ -881,6 +884,11 @@ class _Interrupts:
         if threading.current_thread() is not threading.main_thread():
             yield  # signal handlers belong to the main thread; elsewhere Ctrl-C is Python's
             return
+        if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+            # Inherited: a shell starts a script's background jobs so, to keep them
+            # running through a Ctrl-C meant for the foreground.
+            yield
+            return
         previous = signal.signal(signal.SIGINT, self._raise)
         wakeup = signal.set_wakeup_fd(self._write.fileno(), warn_on_full_buffer=False)
         self._unraisable_hook = sys.unraisablehook
@@ -1004,9 +1012,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     return status
 
 
+def _check_output_paths(args: argparse.Namespace) -> None:
+    """Refuse an output path whose name is not UTF-8 (bytes Python keeps as lone
+    surrogates): polars and DuckDB take paths as UTF-8 text and would fail half-way
+    through writing a store."""
+    for option in ("output", "chart"):
+        path = getattr(args, option, None)
+        if isinstance(path, Path) and lone_surrogate(str(path)):
+            shown = os.fsencode(path).decode("utf-8", "backslashreplace")
+            raise InvalidInputError(
+                f"{shown}: the output path is not UTF-8 text; give a name in UTF-8", shown
+            )
+
+
 def _run(argv: Sequence[str] | None, interrupts: _Interrupts) -> int:
     try:
         args = parser().parse_args(argv)
+        _check_output_paths(args)
         run: Callable[[argparse.Namespace], None] = args.run
         with wide(args.wide):
             run(args)
@@ -1039,6 +1061,8 @@ def _run(argv: Sequence[str] | None, interrupts: _Interrupts) -> int:
         raise
     return 0
 
+
+interrupts.loaded()  # main installs the command's own policy
 
 if __name__ == "__main__":
     sys.exit(main())

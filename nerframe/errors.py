@@ -18,6 +18,7 @@ unknown pipeline 'nope'
 """
 
 import difflib
+import unicodedata
 from collections.abc import Iterable
 
 
@@ -33,6 +34,34 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str:
         lowered = {c.lower(): c for c in options}
         close = [lowered[word.lower()]] if word.lower() in lowered else []
     return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def name_key(name: str) -> str:
+    """`name` as names compare: two names that read the same are the same name.
+
+    An accented letter can be one code point or a letter and a combining accent (NFC
+    and NFD forms): they print alike, and some file systems (macOS) store them as one
+    folder, so two graphs or accelerators so named would be indistinguishable.
+
+    >>> name_key("\u00e9") == name_key("e\u0301")
+    True
+    """
+    return unicodedata.normalize("NFC", name)
+
+
+def lone_surrogate(text: str) -> bool:
+    """Whether `text` holds a lone UTF-16 surrogate (valid JSON as ``"\\udc80"``, or a
+    non-UTF-8 byte of a file name as Python keeps it): no UTF-8 file, table, file
+    name or terminal can take it.
+
+    >>> lone_surrogate("g\\udc80"), lone_surrogate("café 😀")
+    (True, False)
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def check_flag(name: str, value: object) -> bool:

@@ -20,7 +20,7 @@ import numpy as np
 import polars as pl
 
 from nerframe._typing import GraphKind
-from nerframe.errors import CycleError, InvalidInputError, NerframeError
+from nerframe.errors import CycleError, InvalidInputError, NerframeError, lone_surrogate
 from nerframe.kernels.dag import Dag, dag
 from nerframe.kernels.faults import CyclicEdgesError
 from nerframe.ops import operators
@@ -174,6 +174,8 @@ def graph(
     >>> g.edges.rows()
     [('tiny', 0, 1, 'data')]
     """
+    if isinstance(name, str) and lone_surrogate(name):
+        raise InvalidInputError(f"graph name {name!a}: not UTF-8 text (a lone surrogate)", name)
     _check_frame_pixels(frame_pixels, f"graph {name!r}: frame_pixels")
     table = operators(ops, graph=name).with_columns(graph=pl.lit(name))
     if table.is_empty():

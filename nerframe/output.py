@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import io
 import json
 import math
 import sys
@@ -268,9 +269,31 @@ def emit(
             str(path),
         )
     fmt = fmt if fmt and fmt != "table" else _SUFFIXES.get(path.suffix.lower(), fmt or "table")
+    if fmt == "parquet":
+        write_parquet(df, path)
+        return
+    with atomic_path(path) as tmp, wide():
+        tmp.write_text(to_text(df, fmt, totals, ratios=ratios))
+
+
+def write_parquet(df: pl.DataFrame, path: str | Path) -> None:
+    """`df` as the Parquet file `path`, written atomically (`atomic_path`); a write the
+    system refuses (a full disk) is an `OSError` naming `path`.
+
+    >>> import tempfile
+    >>> path = Path(tempfile.mkdtemp()) / "t.parquet"
+    >>> write_parquet(pl.DataFrame({"x": [1]}), path)
+    >>> pl.read_parquet(path)["x"].to_list()
+    [1]
+    """
     with atomic_path(path) as tmp:
-        if fmt == "parquet":
-            df.write_parquet(tmp)
-        else:
-            with wide():
-                tmp.write_text(to_text(df, fmt, totals, ratios=ratios))
+        try:
+            df.write_parquet(tmp, statistics=True)
+        except pl.exceptions.PolarsError:
+            # polars can lose the system's error: a full disk reads "Invalid thrift:
+            # transport error". The same bytes written by Python raise it (an OSError
+            # that atomic_path names by `path`); if they go through, polars' error stands.
+            buffer = io.BytesIO()
+            df.write_parquet(buffer, statistics=True)
+            tmp.write_bytes(buffer.getbuffer())
+            raise

@@ -38,6 +38,7 @@ import polars as pl
 
 from nerframe.atomic import atomic_path
 from nerframe.errors import InvalidInputError, NerframeError, StoreError
+from nerframe.output import write_parquet
 
 MANIFEST = "store.json"
 
@@ -75,8 +76,7 @@ def _part_path(store: str | Path, table: str, part: int, partition: dict[str, st
 
 
 def _write_part(target: Path, df: pl.DataFrame) -> None:
-    with atomic_path(target) as tmp:
-        df.write_parquet(tmp, statistics=True)
+    write_parquet(df, target)  # a full disk is an OSError naming the part
 
 
 class TableWriter:

@@ -6,7 +6,8 @@ store manifest — is declared once as a
 `msgspec.Struct` (the modules of this package) and read through `load` or
 `convert`, which apply the same rules to all of them:
 
-- the bytes must be UTF-8 text (a UTF-8 byte-order mark is allowed);
+- the bytes must be UTF-8 text (a UTF-8 byte-order mark is allowed), and so must the
+  strings: a lone surrogate escape (``"\\udc80"``, valid JSON) is refused;
 - JSON is standard JSON: ``NaN``/``Infinity`` and numbers beyond a float's range
   are refused; YAML is YAML's safe subset, and its dates, binary values, sets and
   non-finite floats are refused (they have no JSON equivalent);
@@ -65,7 +66,7 @@ from typing import Annotated, Any, Literal, TypeVar, get_args, get_origin
 import msgspec
 import yaml
 
-from nerframe.errors import InvalidInputError, did_you_mean
+from nerframe.errors import InvalidInputError, did_you_mean, lone_surrogate
 
 M = TypeVar("M")
 
@@ -237,7 +238,7 @@ def _json(text: str, shown: str) -> object:
         ) from None
     except RecursionError:
         raise InvalidInputError(f"{shown}: nested too deeply to be an input file", shown) from None
-    if odd:  # a walk names the field (it runs only when there is one to find)
+    if odd or _SURROGATE.search(text):  # a walk names the field (only when there is one)
         _check_values(document, shown)
     return document
 
@@ -299,6 +300,9 @@ def _yaml(text: str, shown: str) -> object:
 
 
 _NOT_JSON = (datetime.date, bytes, set)
+# A JSON escape of a UTF-16 surrogate: a pair decodes to one character, a lone one
+# stays a surrogate, which no file name, table or terminal can take.
+_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 def _check_values(document: object, shown: str) -> None:
@@ -309,7 +313,7 @@ def _check_values(document: object, shown: str) -> None:
         where, value = stack.pop()
         if isinstance(value, dict):
             stack.extend((f"{where}.{k}" if where else str(k), v) for k, v in value.items())
-            stack.extend((where, k) for k in value if not isinstance(k, str))
+            stack.extend((where, k) for k in value)
         elif isinstance(value, list):
             stack.extend((f"{where}[{i}]", v) for i, v in enumerate(value))
         elif isinstance(value, float) and not math.isfinite(value):
@@ -317,6 +321,12 @@ def _check_values(document: object, shown: str) -> None:
             raise InvalidInputError(
                 f"{shown}: {at}expected a finite number, got {_shown(value)} (or a number beyond a "
                 "float's range)",
+                where or shown,
+            )
+        elif isinstance(value, str) and lone_surrogate(value):
+            at = f"field '{where}': " if where else ""
+            raise InvalidInputError(
+                f"{shown}: {at}not UTF-8 text (a lone surrogate in {json.dumps(value)[:60]})",
                 where or shown,
             )
         elif isinstance(value, _NOT_JSON):
@@ -329,6 +339,7 @@ def _check_values(document: object, shown: str) -> None:
 
 
 # --- one line per fault ------------------------------------------------------------
+
 
 _AT = re.compile(r"^(?P<problem>.*?)(?: - at `(?P<where>.*)`)?$", re.S)
 _TOKENS = re.compile(r"\.([^.\[]+)|\[(\d+|\.\.\.)\]")

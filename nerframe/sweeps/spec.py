@@ -49,7 +49,7 @@ import numpy as np
 from nerframe._typing import Direction, Parallelism, WorkloadModel
 from nerframe.accelerator_model import Accelerator
 from nerframe.builtin_pipelines import PIPELINES, WORKLOAD_FIELDS, workload_graph
-from nerframe.errors import InvalidInputError, NerframeError, did_you_mean
+from nerframe.errors import InvalidInputError, NerframeError, did_you_mean, name_key
 from nerframe.formats.accelerator import FREQUENCY_MHZ
 from nerframe.formats.sweep_spec import Axis, Bounds, SweepSpecFile, WorkloadAxis
 from nerframe.graphs import Graph
@@ -383,7 +383,8 @@ def _build(data: dict[str, Any], where: str) -> SweepSpec:
         chunk_size=declared.chunk_size,
     )
     names = [spec.graph_at(i, next(spec.points())).name for i in range(len(sources))]
-    twice = [n for n in names if names.count(n) > 1]
+    keys = [name_key(n) for n in names]  # names that read the same are the same
+    twice = [n for n, k in zip(names, keys, strict=True) if keys.count(k) > 1]
     if twice:
         raise InvalidInputError(f"{where}graphs: two graphs are named {twice[0]!r}")
     for axis in spec.workload:
