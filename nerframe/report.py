@@ -30,6 +30,7 @@ import itertools
 import json
 import os
 import re
+import shutil
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cache
@@ -43,7 +44,7 @@ import vl_convert as vlc
 from markupsafe import Markup
 
 from nerframe import charts, schemas
-from nerframe.atomic import atomic_path
+from nerframe.atomic import atomic_folder, atomic_path
 from nerframe.charts.tables import CHART, largest
 from nerframe.errors import NerframeError, StoreError
 from nerframe.graphs import per_ray_samples
@@ -674,22 +675,27 @@ def _scene(name: object) -> dict[str, object] | None:
 
 
 def _export(folder: Path, names: list[str], specs: list[dict[str, object]]) -> None:
-    # vl-convert renders outside the GIL, so the images are exported in parallel.
-    with ThreadPoolExecutor(max_workers=os.cpu_count()) as pool:
-        done = pool.map(
-            lambda named: charts.save_chart(
-                named[1], folder / f"{named[0]}.svg", folder / f"{named[0]}.png"
-            ),
-            zip(names, specs, strict=True),
-        )
-        with Progress(len(names), "report", "charts") as bar:
-            for _ in done:
-                bar.advance(1)
-    # Charts of an earlier build of this store that no longer exist would mislead.
-    keep = {f"{n}{s}" for n in names for s in (".png", ".svg")}
-    for stale in sorted(folder.glob("*")):
-        if stale.suffix in (".png", ".svg") and stale.name not in keep:
-            stale.unlink()
+    """The charts as ``folder/NAME.svg`` and ``.png``. They are exported into a new
+    folder that replaces `folder` once every chart is in it: an interrupted export
+    leaves the earlier charts (or none), never a part of them that looks complete."""
+    with atomic_folder(folder) as building:
+        # vl-convert renders outside the GIL, so the images are exported in parallel.
+        with ThreadPoolExecutor(max_workers=os.cpu_count()) as pool:
+            done = pool.map(
+                lambda named: charts.save_chart(
+                    named[1], building / f"{named[0]}.svg", building / f"{named[0]}.png"
+                ),
+                zip(names, specs, strict=True),
+            )
+            with Progress(len(names), "report", "charts") as bar:
+                for _ in done:
+                    bar.advance(1)
+        # The charts of an earlier build go (those that no longer exist would mislead);
+        # anything else the user put into the folder stays.
+        for kept in sorted(folder.glob("*")) if folder.is_dir() else []:
+            if kept.suffix not in (".png", ".svg"):
+                copy = shutil.copytree if kept.is_dir() else shutil.copy2
+                copy(kept, building / kept.name)
 
 
 def build_report(store: str | Path, output: str | Path | None = None, images: bool = False) -> Path:

@@ -280,6 +280,10 @@ def folder_path(target: str | Path) -> Path:
     /: the root folder cannot hold a store; name a folder below it
     """
     path = Path(target)
+    if path.is_symlink():
+        # A link to a folder (a store put on another disk): the store goes where it
+        # points; replacing the folder under the link's name would replace the link.
+        path = Path(os.path.realpath(path))
     if path.name in ("", ".."):
         path = Path(os.path.abspath(path))
     if not path.name:

@@ -323,3 +323,67 @@ def test_d17_graphs_named_alike_are_refused(
     args = ["sweep", str(nfc), str(nfd), "--hardware", "neurex", "--vary", "frequency_mhz=100"]
     assert cli.main(args) == 1
     assert "two graphs are named '\u00e9'" in error_line(capsys)
+
+
+# --------------------------------------------------- D12: a store through a symlink
+
+
+def test_d12_analyze_writes_through_a_link_to_a_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    big_disk = tmp_path / "big_disk"
+    big_disk.mkdir()
+    link = tmp_path / "scratch"
+    link.symlink_to(big_disk)
+    for _ in range(2):  # a new store, then one that replaces it
+        assert cli.main(["analyze", "neurex", "--hardware", "neurex", "-o", str(link)]) == 0
+        assert link.is_symlink() and link.resolve() == big_disk
+        assert (big_disk / "store.json").exists() and (big_disk / "report.html").exists()
+        # no hidden temporary (the report: the link itself, moved aside and left)
+        assert sorted(p.name for p in tmp_path.iterdir()) == [
+            ".big_disk.lock",
+            "big_disk",
+            "scratch",
+        ]
+    capsys.readouterr()
+    # the store reads through the link too
+    query = ["query", "select count(*) as n from summary", "--store", str(link), "--format", "csv"]
+    assert cli.main(query) == 0
+    assert capsys.readouterr().out == "n\n1\n"
+
+
+# ------------------------------------------- D13: an interrupted report --images
+
+
+def test_d13_an_interrupted_chart_export_leaves_the_earlier_charts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from nerframe import charts
+
+    store = tmp_path / "R"
+    nerframe.analyze(["neurex"], "neurex", output=store, report=False)
+    save = charts.save_chart
+    saved: list[object] = []
+
+    def ctrl_c_after_three(chart: object, *paths: Path) -> Path:
+        if len(saved) == 3:
+            raise KeyboardInterrupt  # Ctrl-C while the charts are being written
+        saved.append(chart)
+        return save(chart, *paths)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(charts, "save_chart", ctrl_c_after_three)
+    assert cli.main(["report", str(store), "--images"]) == 130
+    assert capsys.readouterr().err == "error: interrupted\n"
+    # the report: 34 of 124 chart files in charts/, which looks complete
+    assert not (store / "charts").exists()
+    assert not [p for p in store.iterdir() if p.name.startswith(".")]
+    # with the charts of an earlier build in place: they stay, whole and unchanged
+    monkeypatch.setattr(charts, "save_chart", save)
+    assert cli.main(["report", str(store), "--images"]) == 0
+    earlier = {p.name: p.read_bytes() for p in (store / "charts").iterdir()}
+    assert len(earlier) >= 8
+    saved.clear()
+    monkeypatch.setattr(charts, "save_chart", ctrl_c_after_three)
+    assert cli.main(["report", str(store), "--images"]) == 130
+    assert {p.name: p.read_bytes() for p in (store / "charts").iterdir()} == earlier
+    assert not [p for p in store.iterdir() if p.name.startswith(".")]
