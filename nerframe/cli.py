@@ -293,7 +293,15 @@ def cmd_sweep(args: argparse.Namespace) -> None:
     from nerframe.sweeps.runner import run
     from nerframe.sweeps.spec import sweep_spec
 
-    spec = sweep_spec(_sweep_data(args))
+    try:
+        spec = sweep_spec(_sweep_data(args))
+    except InvalidInputError as e:
+        # A field of the spec file the model refused: name the file (its other faults do).
+        if args.spec is None or not str(e).startswith("sweep spec: "):
+            raise
+        raise InvalidInputError(
+            f"{args.spec}: {str(e).removeprefix('sweep spec: ')}", e.culprit
+        ) from None
     if args.backend != "local" and args.output is None:
         raise InvalidInputError(f"the {args.backend} backend writes a store: give -o DIR")
     if args.chart is not None and not args.pareto:
@@ -473,6 +481,8 @@ def _axis(text: str) -> tuple[str, list[float | str]]:
 
 
 def _number(text: str) -> float:
+    with contextlib.suppress(ValueError):
+        return int(text)  # exactly, however large (a float keeps 53 bits)
     value = float(text)
     return int(value) if value.is_integer() and "." not in text else value
 
@@ -790,7 +800,7 @@ def parser() -> argparse.ArgumentParser:
         help="dask: chunks as tasks of a Dask cluster (nerframe[dask], needs -o) [local]",
     )
     p.add_argument("--scheduler", metavar="ADDRESS", help="dask scheduler [a LocalCluster]")
-    p.add_argument("--chunk-size", type=int, metavar="N", help="configurations per chunk")
+    p.add_argument("--chunk-size", type=positive, metavar="N", help="configurations per chunk")
     p.add_argument("--yes", action="store_true", help=f"run grids over {CONFIRM_ABOVE:,} points")
     p.add_argument("--format", choices=FORMATS[:3], help="format of the printed rows")
     _schedule_options(p)

@@ -192,14 +192,25 @@ def _load(store: Path) -> dict[str, pl.DataFrame]:
         raise StoreError(
             f"{store}: cannot build a report, table(s) missing: {', '.join(missing)}", str(store)
         )
+    frames = {}
+    for name, files in parts.items():
+        try:
+            frames[name] = _read(files) if files else schemas.empty(name)
+        except (OSError, pl.exceptions.PolarsError) as e:
+            # name the part at fault where its own footer is unreadable, else the table
+            culprit = next((f for f in files if not _readable(f)), Path(store, name))
+            raise StoreError(
+                f"{culprit}: unreadable table {name!r} ({str(e).splitlines()[0]})", str(culprit)
+            ) from None
+    return frames
+
+
+def _readable(part: Path) -> bool:
     try:
-        return {
-            name: _read(files) if files else schemas.empty(name) for name, files in parts.items()
-        }
-    except (OSError, pl.exceptions.PolarsError) as e:
-        raise StoreError(
-            f"{store}: unreadable table ({str(e).splitlines()[0]})", str(store)
-        ) from None
+        pl.read_parquet_schema(part)
+    except (OSError, pl.exceptions.PolarsError):
+        return False
+    return True
 
 
 def _read(files: list[Path]) -> pl.DataFrame:

@@ -387,3 +387,83 @@ def test_d13_an_interrupted_chart_export_leaves_the_earlier_charts(
     assert cli.main(["report", str(store), "--images"]) == 130
     assert {p.name: p.read_bytes() for p in (store / "charts").iterdir()} == earlier
     assert not [p for p in store.iterdir() if p.name.startswith(".")]
+
+
+# ----------------------------------------------------- D14: integers beyond 2**63
+
+
+@pytest.mark.parametrize(
+    ("axis", "value"),
+    [
+        ("systolic_array_32x32.count", "99999999999999999999"),
+        ("systolic_array_32x32.latency_cycles", "9223372036854775808"),
+    ],
+)
+def test_d14_a_huge_integer_in_a_grid_is_one_line_naming_the_axis(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], axis: str, value: str
+) -> None:
+    # The report: NumPy's "invalid value encountered in cast" warning, then a count of
+    # -9223372036854775808. The value is shown as typed (not rounded through a float).
+    expected = (
+        f"error: sweep parameter '{axis}': values must be integers of at most 2**53, got [{value}]"
+    )
+    # (a NumPy warning would be a "warning: ..." line of its own)
+    assert cli.main(["sweep", "neurex", "--hardware", "neurex", "--vary", f"{axis}={value}"]) == 1
+    assert capsys.readouterr().err == expected + "\n"
+    spec = tmp_path / "s.yaml"
+    spec.write_text(f"graphs: [neurex]\nhardware: neurex\ngrid: {{{axis}: [{value}]}}\n")
+    assert cli.main(["sweep", "--spec", str(spec)]) == 1
+    assert error_line(capsys).endswith(f"values must be integers of at most 2**53, got [{value}]")
+
+
+# ------------------------------------------------ D15: messages that lose the file
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        (
+            "grid: {frequency_mhz: {start: 100, stop: 500, step: -100}}",
+            "field 'grid.frequency_mhz.step': expected float > 0.0, got -100",
+        ),
+        ("chunk_size: 0", "field 'chunk_size': expected int >= 1, got 0"),
+        (
+            "objectives: {fps: maximize}",
+            'field \'objectives.fps\': expected one of "max", "min", got "maximize"',
+        ),
+    ],
+    ids=["step", "chunk_size", "objectives"],
+)
+def test_d15_a_spec_file_s_field_faults_name_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], line: str, message: str
+) -> None:
+    spec = tmp_path / "s4.yaml"
+    grid = "" if line.startswith("grid") else "grid: {frequency_mhz: [100]}\n"
+    spec.write_text(f"graphs: [neurex]\nhardware: neurex\n{grid}{line}\n")
+    assert cli.main(["sweep", "--spec", str(spec)]) == 1
+    assert error_line(capsys) == f"error: {spec}: {message}"  # was "sweep spec: field …"
+
+
+def test_d15_chunk_size_on_the_command_line_names_the_option(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    args = ["sweep", "neurex", "--hardware", "neurex", "--vary", "frequency_mhz=100"]
+    with pytest.raises(SystemExit) as status:
+        cli.main([*args, "--chunk-size", "0"])
+    assert status.value.code == 2
+    assert error_line(capsys) == (
+        "error: argument --chunk-size: invalid positive value: '0' (see 'nerframe sweep --help')"
+    )
+
+
+@pytest.mark.parametrize("damage", [b"garbage\n", None], ids=["garbage", "truncated"])
+def test_d15_a_corrupt_part_is_named_by_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], damage: bytes | None
+) -> None:
+    store = tmp_path / "A1"
+    nerframe.analyze(["neurex"], "neurex", output=store, report=False)
+    part = next((store / "schedule").rglob("part-*.parquet"))
+    part.write_bytes(damage if damage is not None else part.read_bytes()[:100])
+    assert cli.main(["report", str(store)]) == 1
+    line = error_line(capsys)
+    assert line.startswith(f"error: {part}: unreadable table 'schedule' (parquet: "), line

@@ -442,6 +442,14 @@ def hardware_values(name: str, values: Sequence[float], accel: Accelerator) -> n
         raise InvalidInputError(f"sweep parameter {name!r}: values must be finite, got {values}")
     if integer and (array != np.round(array)).any():
         raise InvalidInputError(f"sweep parameter {name!r}: values must be integers, got {values}")
+    if integer and (np.abs(array) > 2.0**53).any():
+        # Beyond 2**53 a float holds no exact integer, and from 2**63 on the cast below
+        # would wrap them to -2**63; no field takes anything near either.
+        raise InvalidInputError(
+            f"sweep parameter {name!r}: values must be integers of at most 2**53, got "
+            f"{_short(values)}",
+            name,
+        )
     if (
         name == "frequency_mhz"
         and not ((array >= FREQUENCY_MHZ[0]) & (array <= FREQUENCY_MHZ[1])).all()
