@@ -467,3 +467,75 @@ def test_d15_a_corrupt_part_is_named_by_report(
     assert cli.main(["report", str(store)]) == 1
     line = error_line(capsys)
     assert line.startswith(f"error: {part}: unreadable table 'schedule' (parquet: "), line
+
+
+# ------------------------------------------------ D19: unbounded and denormal values
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("dram_pj_per_byte", 1e30, "expected float <= 10000.0, got 1e+30"),
+        ("leakage_uw_per_mm2", 1e30, "expected float <= 1000000.0, got 1e+30"),
+        ("technology_nm", 1e30, "expected float <= 10000.0, got 1e+30"),
+        ("technology_nm", 0.5, "expected float >= 1.0, got 0.5"),
+        (
+            "technology_nm",
+            1e-320,
+            "expected a number of normal size, got 1e-320 (below 2.2e-308, where a float "
+            "loses precision)",
+        ),
+    ],
+)
+def test_d19_absurd_accelerator_values_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], field: str, value: float, message: str
+) -> None:
+    # the report: dram_pj_per_byte 1e30 gave 4.686e+27 J per frame, without a word
+    path = accelerator_file(tmp_path / "a.json", **{field: value})
+    assert cli.main(["hardware", str(path)]) == 1
+    assert error_line(capsys) == f"error: {path}: field '{field}': {message}"
+
+
+def test_d19_absurd_module_and_buffer_values_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    document = json.loads(NEUREX.read_text())
+    document["modules"][0]["area_um2"] = 1e30  # the report: area 2e24 mm²
+    path = tmp_path / "area.json"
+    path.write_text(json.dumps(document))
+    assert cli.main(["hardware", str(path)]) == 1
+    assert error_line(capsys) == (
+        f"error: {path}: field 'modules[0].area_um2': expected float <= 100000000000.0, got 1e+30"
+    )
+    document = json.loads(NEUREX.read_text())
+    array = next(m for m in document["modules"] if "buffers" in m)
+    array["buffers"]["input"] = 1e-320  # the report: fps 3.04 instead of 4.94
+    index = document["modules"].index(array)
+    path.write_text(json.dumps(document))
+    assert cli.main(["hardware", str(path)]) == 1
+    assert error_line(capsys).startswith(
+        f"error: {path}: field 'modules[{index}].buffers.input': expected a number of normal "
+        "size, got 1e-320"
+    )
+    # a published chip's figures stay well inside the bounds (every built-in loads)
+    assert nerframe.accelerators().height >= 10
+
+
+@pytest.mark.parametrize("field", ["rendered_fraction", "cull_ratio"])
+def test_d19_denormal_graph_values_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], field: str
+) -> None:
+    # the report: rendered_fraction 1e-320 gave 1.41e9 frames per second
+    op = {"op_type": "FrustumCulling", "G": 1000, "cull_ratio": 0.5}
+    document: dict[str, object] = {"name": "g", "ops": [op]}
+    if field == "rendered_fraction":
+        document["rendered_fraction"] = 1e-320
+    else:
+        op["cull_ratio"] = 1e-320
+    path = tmp_path / "g.yaml"  # YAML, read by the other parser
+    path.write_text(json.dumps(document).replace("1e-320", "1.0e-320"))
+    assert cli.main(["costs", str(path)]) == 1
+    where = "rendered_fraction" if field == "rendered_fraction" else "ops[0].cull_ratio"
+    assert error_line(capsys).startswith(
+        f"error: {path}: field '{where}': expected a number of normal size, got 1e-320"
+    )

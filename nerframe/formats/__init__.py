@@ -10,7 +10,8 @@ store manifest — is declared once as a
   strings: a lone surrogate escape (``"\\udc80"``, valid JSON) is refused;
 - JSON is standard JSON: ``NaN``/``Infinity`` and numbers beyond a float's range
   are refused; YAML is YAML's safe subset, and its dates, binary values, sets and
-  non-finite floats are refused (they have no JSON equivalent);
+  non-finite floats are refused (they have no JSON equivalent); in both, numbers below
+  a float's normal range (``1e-320``) are refused;
 - a key given twice in one object or mapping is refused (both parsers would keep
   the last one silently);
 - unknown fields, booleans where numbers belong, fractional numbers where integers
@@ -57,6 +58,7 @@ import json
 import math
 import os
 import re
+import sys
 import types
 import typing
 from collections.abc import Iterator
@@ -212,7 +214,7 @@ def decode_text(data: bytes, shown: str) -> str:
 
 
 def _json(text: str, shown: str) -> object:
-    odd: list[str] = []  # NaN, Infinity (not JSON) and numbers beyond a float's range
+    odd: list[str] = []  # NaN, Infinity (not JSON), numbers beyond a float's range
 
     def constant(name: str) -> float:
         odd.append(name)
@@ -220,7 +222,7 @@ def _json(text: str, shown: str) -> object:
 
     def number(text: str) -> float:
         value = float(text)
-        if math.isinf(value):
+        if math.isinf(value) or _subnormal(value):
             odd.append(text)
         return value
 
@@ -323,6 +325,13 @@ def _check_values(document: object, shown: str) -> None:
                 "float's range)",
                 where or shown,
             )
+        elif isinstance(value, float) and _subnormal(value):
+            at = f"field '{where}': " if where else ""
+            raise InvalidInputError(
+                f"{shown}: {at}expected a number of normal size, got {value!r} (below "
+                f"{sys.float_info.min:.1e}, where a float loses precision)",
+                where or shown,
+            )
         elif isinstance(value, str) and lone_surrogate(value):
             at = f"field '{where}': " if where else ""
             raise InvalidInputError(
@@ -339,6 +348,12 @@ def _check_values(document: object, shown: str) -> None:
 
 
 # --- one line per fault ------------------------------------------------------------
+
+
+def _subnormal(value: float) -> bool:
+    """A number below the smallest normal float: no quantity of an input is that small,
+    and a float holds it with few digits (1e-320 keeps 3 of them)."""
+    return 0 < abs(value) < sys.float_info.min
 
 
 _AT = re.compile(r"^(?P<problem>.*?)(?: - at `(?P<where>.*)`)?$", re.S)

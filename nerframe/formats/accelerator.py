@@ -32,6 +32,20 @@ FREQUENCY_MHZ = (1e-3, 1e7)
 """Clocks an accelerator file may give, 1 kHz to 10 THz (assumption: far outside any
 digital chip; a clock of 1e-300 MHz gave frame times of 6e301 s)."""
 
+# Upper bounds of fields a formula multiplies into energy, power or area, far outside
+# any chip (assumptions), so that a typo (1e30) is refused rather than modelled.
+DRAM_PJ_PER_BYTE_MAX = 1e4
+"""DRAM energy per byte: published figures run from about 31 pJ/B (HBM2, 3.9 pJ/bit:
+O'Connor et al., "Fine-Grained DRAM", MICRO 2017) to about 320 pJ/B (DDR3, 40 pJ/bit:
+Horowitz, ISSCC 2014 keynote); 10 nJ per byte is 30 times the costliest."""
+LEAKAGE_UW_PER_MM2_MAX = 1e6
+"""Leakage of 1 W per mm² is more than the whole power density of a GPU die (H100 SXM:
+700 W over 814 mm², 0.86 W/mm²); the node table's figure is 5,000 µW/mm²."""
+AREA_UM2_MAX = 1e11
+"""100,000 mm², more than a 300 mm wafer (70,686 mm²)."""
+TECHNOLOGY_NM = (1.0, 10_000.0)
+"""Process nodes from 1 nm (beyond the 2 nm class) to 10 µm (the 1970s)."""
+
 Text = Annotated[str, msgspec.Meta(pattern=r"\S", description="text, not blank")]
 NonNegative = Annotated[float, msgspec.Meta(ge=0)]
 Positive = Annotated[float, msgspec.Meta(gt=0)]
@@ -40,6 +54,10 @@ Count = Annotated[int, msgspec.Meta(ge=1)]
 Cycles = Annotated[int, msgspec.Meta(ge=0)]
 Side = Annotated[int, msgspec.Meta(ge=1, le=MAX_ARRAY_SIDE)]
 Clock = Annotated[float, msgspec.Meta(ge=FREQUENCY_MHZ[0], le=FREQUENCY_MHZ[1])]
+DramEnergy = Annotated[float, msgspec.Meta(ge=0, le=DRAM_PJ_PER_BYTE_MAX)]
+Leakage = Annotated[float, msgspec.Meta(ge=0, le=LEAKAGE_UW_PER_MM2_MAX)]
+Area = Annotated[float, msgspec.Meta(ge=0, le=AREA_UM2_MAX)]
+Node = Annotated[float, msgspec.Meta(ge=TECHNOLOGY_NM[0], le=TECHNOLOGY_NM[1])]
 
 
 class BuffersRecord(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
@@ -69,7 +87,7 @@ class ModuleRecord(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     which it may leave out."""
     latency_cycles: Cycles
     """Pipeline fill, in cycles, paid once per op."""
-    area_um2: NonNegative | None
+    area_um2: Area | None
     """Area per instance in µm²; null when not published (a GPU's SMs)."""
     power_uw: NonNegative
     """Dynamic power per instance in µW."""
@@ -98,7 +116,7 @@ class SramRecord(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     """The block's name, unique in the accelerator."""
     size_kb: Positive
     """Capacity in KB."""
-    area_um2: NonNegative | None = None
+    area_um2: Area | None = None
     """Its area in µm²; null or absent: ``size_kb * sram_um2_per_kb``."""
 
 
@@ -119,9 +137,9 @@ class AcceleratorFile(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     """Clock in MHz; required unless the file extends another."""
     dram_bandwidth_gbps: Positive | UnsetType = UNSET
     """Peak DRAM bandwidth in GB/s; required unless the file extends another."""
-    dram_pj_per_byte: NonNegative | UnsetType = UNSET
+    dram_pj_per_byte: DramEnergy | UnsetType = UNSET
     """DRAM energy per byte moved, in pJ; required unless the file extends another."""
-    technology_nm: Positive | UnsetType | None = UNSET
+    technology_nm: Node | UnsetType | None = UNSET
     """The process node in nm; null or absent: not given (the base's when extending)."""
     compute_efficiency: Fraction = 1.0
     """Share of the peak throughput real kernels reach, on this file's own modules."""
@@ -133,7 +151,7 @@ class AcceleratorFile(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     sram_pj_per_byte: NonNegative | UnsetType = UNSET
     """Energy of one SRAM byte read or written; default the node table's (0 for a GPU).
     Not inherited: the plug-in's node decides."""
-    leakage_uw_per_mm2: NonNegative | UnsetType = UNSET
+    leakage_uw_per_mm2: Leakage | UnsetType = UNSET
     """Leakage per mm² of module and SRAM area; default the node table's (0 for a GPU).
     Not inherited."""
     gather_sector_bytes: NonNegative | UnsetType = UNSET
