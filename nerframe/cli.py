@@ -176,8 +176,14 @@ def cmd_costs(args: argparse.Namespace) -> None:
     if _for_people(args):  # the totals row counts each op once: say what a frame does
         flops, moved = (frame_total(table, c, graph.batches) for c in ("flops", "bytes_total"))
         batches = f"{graph.batches:,} batch{'' if graph.batches == 1 else 'es'}"
+        # a graph of frame-scoped ops only (3dgs) has no batches: "0 batches" read as a fault
+        scopes = (
+            f"{batches} of the batch ops, the frame ops once"
+            if graph.batches
+            else "frame ops only, each once"
+        )
         sys.stdout.write(
-            f"per frame ({batches} of the batch ops, the frame ops once): "
+            f"per frame ({scopes}): "
             f"{format_value(flops)} FLOPs, {format_value(moved)} bytes; the total row counts "
             "each op once\n"
         )

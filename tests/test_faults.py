@@ -539,3 +539,22 @@ def test_d19_denormal_graph_values_are_refused(
     assert error_line(capsys).startswith(
         f"error: {path}: field '{where}': expected a number of normal size, got 1e-320"
     )
+
+
+# ------------------------------------------------------------------ D20: assorted
+
+
+def test_d20_a_graph_without_batches_says_so_not_0_batches(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    graph = nerframe.pipeline("3dgs")
+    assert graph.batches == 0  # every op of 3dgs is frame-scoped
+    # by hand: with no batch ops, a frame runs each op once, so the frame's FLOPs are
+    # the table's total
+    flops = int(nerframe.costs(graph.ops)["flops"].sum())
+    assert cli.main(["costs", "3dgs"]) == 0
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last.startswith(f"per frame (frame ops only, each once): {flops:,} FLOPs, "), last
+    assert cli.main(["costs", "neurex"]) == 0
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last.startswith("per frame (157 batches of the batch ops, the frame ops once): ")
