@@ -29,10 +29,12 @@ def _quit(signum: int, frame: FrameType | None) -> None:
     os._exit(130)
 
 
+_MAIN = threading.current_thread() is threading.main_thread()
+_IGNORED = _MAIN and signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+
+
 def _install() -> bool:
-    if threading.current_thread() is not threading.main_thread():
-        return False
-    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+    if not _MAIN or signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
         return False  # ignored (SIG_IGN) or someone else's: leave it
     signal.signal(signal.SIGINT, _quit)
     return True
@@ -43,6 +45,12 @@ _INSTALLED = _install()
 
 def loaded() -> None:
     """The command line has loaded: Python's own Ctrl-C handler again (`nerframe.cli`
-    calls this once, at the end of its module)."""
+    calls this once, at the end of its module).
+
+    An inherited "ignore" is set again: polars installs a handler of its own when it
+    is imported (one Python does not see), which turns a Ctrl-C during a polars query
+    into a KeyboardInterrupt even when the process was started to ignore it."""
     if _INSTALLED and signal.getsignal(signal.SIGINT) is _quit:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+    elif _IGNORED:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)

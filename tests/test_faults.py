@@ -266,6 +266,42 @@ def test_d11_d16_ctrl_c_while_the_command_line_loads(inherited: str) -> None:
         assert result.stdout.startswith("pipeline,kind,")
 
 
+# Reads how the kernel will treat SIGINT (ignored, caught) while a command runs:
+# polars, imported by the command line, installs a handler of its own that Python's
+# signal.getsignal does not show, and that turned a Ctrl-C during a polars query into
+# an interrupt although the process was started to ignore it.
+_DISPOSITION = """
+import sys
+from nerframe import cli
+def disposition(args):
+    status = dict(
+        line.split(":", 1) for line in open("/proc/self/status").read().splitlines()
+        if line.startswith(("SigIgn", "SigCgt"))
+    )
+    print(int(status["SigIgn"], 16) & 2, int(status["SigCgt"], 16) & 2)
+cli.cmd_pipelines = disposition
+sys.exit(cli.main(["pipelines"]))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="optional: needs Linux /proc")
+def test_d16_an_inherited_ignore_stays_ignored_below_python() -> None:
+    def ignore() -> None:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    result = subprocess.run(
+        [sys.executable, "-c", _DISPOSITION],
+        capture_output=True,
+        text=True,
+        check=False,
+        preexec_fn=ignore,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "2 0\n"  # SIGINT ignored (bit 2 of SigIgn), not caught
+
+
 def test_d16_an_inherited_ignore_of_ctrl_c_is_kept(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
