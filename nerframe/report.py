@@ -699,8 +699,13 @@ def _export(folder: Path, names: list[str], specs: list[dict[str, object]]) -> N
                 zip(names, specs, strict=True),
             )
             with Progress(len(names), "report", "charts") as bar:
-                for _ in done:
-                    bar.advance(1)
+                try:
+                    for _ in done:
+                        bar.advance(1)
+                except OSError as e:  # a full disk: named by the chart's own path
+                    if e.filename is not None and Path(e.filename).parent == building:
+                        e.filename = str(folder / Path(e.filename).name)
+                    raise
         # The charts of an earlier build go (those that no longer exist would mislead);
         # anything else the user put into the folder stays.
         for kept in sorted(folder.glob("*")) if folder.is_dir() else []:

@@ -594,3 +594,19 @@ def test_d20_a_graph_without_batches_says_so_not_0_batches(
     assert cli.main(["costs", "neurex"]) == 0
     last = capsys.readouterr().out.splitlines()[-1]
     assert last.startswith("per frame (157 batches of the batch ops, the frame ops once): ")
+
+
+def test_d10_a_full_disk_while_charts_are_exported_names_the_chart(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = tmp_path / "R"
+    nerframe.analyze(["neurex"], "neurex", output=store, report=False)
+    monkeypatch.setattr(pathlib.Path, "write_bytes", full_disk)  # the PNGs
+    assert cli.main(["report", str(store), "--images"]) == 1
+    line = error_line(capsys)
+    # the chart's own name, not that of the hidden folder it was being written into
+    assert line.startswith(f"error: {store / 'charts'}/") and line.endswith(
+        ".png: No space left on device"
+    ), line
+    assert not (store / "charts").exists()
+    assert not [p for p in store.iterdir() if p.name.startswith(".")]
