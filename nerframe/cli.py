@@ -34,7 +34,7 @@ import polars as pl
 
 from nerframe._typing import Direction
 from nerframe.builtin_pipelines import MODELS
-from nerframe.errors import InvalidInputError, NerframeError, lone_surrogate
+from nerframe.errors import InvalidInputError, NerframeError, check_output_path
 from nerframe.output import FORMATS, emit, format_value, printable, to_text, wide
 
 if TYPE_CHECKING:
@@ -1029,16 +1029,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _check_output_paths(args: argparse.Namespace) -> None:
-    """Refuse an output path whose name is not UTF-8 (bytes Python keeps as lone
-    surrogates): polars and DuckDB take paths as UTF-8 text and would fail half-way
-    through writing a store."""
+    """Refuse an output file or folder whose name is not UTF-8, before anything is written."""
     for option in ("output", "chart"):
         path = getattr(args, option, None)
-        if isinstance(path, Path) and lone_surrogate(str(path)):
-            shown = os.fsencode(path).decode("utf-8", "backslashreplace")
-            raise InvalidInputError(
-                f"{shown}: the output path is not UTF-8 text; give a name in UTF-8", shown
-            )
+        if isinstance(path, Path):
+            check_output_path(path)
 
 
 def _run(argv: Sequence[str] | None, interrupts: _Interrupts) -> int:

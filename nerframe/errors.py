@@ -18,6 +18,7 @@ unknown pipeline 'nope'
 """
 
 import difflib
+import os
 import unicodedata
 from collections.abc import Iterable
 
@@ -62,6 +63,24 @@ def lone_surrogate(text: str) -> bool:
     except UnicodeEncodeError:
         return True
     return False
+
+
+def check_output_path(path: str | os.PathLike[str]) -> None:
+    r"""Refuse an output path whose name is not UTF-8 (its bytes kept by Python as lone
+    surrogates): polars and DuckDB take paths as UTF-8 text and would fail half-way
+    through writing. The message shows the bytes escaped.
+
+    >>> try:
+    ...     check_output_path(os.fsdecode(b"bad\xffname"))
+    ... except InvalidInputError as e:
+    ...     print(e.culprit)
+    bad\xffname
+    """
+    if lone_surrogate(os.fspath(path)):
+        shown = os.fsencode(path).decode("utf-8", "backslashreplace")
+        raise InvalidInputError(
+            f"{shown}: the output path is not UTF-8 text; give a name in UTF-8", shown
+        )
 
 
 def check_flag(name: str, value: object) -> bool:

@@ -37,7 +37,7 @@ import filelock
 import polars as pl
 
 from nerframe.atomic import atomic_path
-from nerframe.errors import InvalidInputError, NerframeError, StoreError
+from nerframe.errors import InvalidInputError, NerframeError, StoreError, check_output_path
 from nerframe.output import write_parquet
 
 MANIFEST = "store.json"
@@ -279,6 +279,7 @@ def folder_path(target: str | Path) -> Path:
     ...     print(e)
     /: the root folder cannot hold a store; name a folder below it
     """
+    check_output_path(target)
     path = Path(target)
     if path.is_symlink():
         # A link to a folder (a store put on another disk): the store goes where it

@@ -139,6 +139,15 @@ def test_d9_query_output_path(
     assert sorted(p.name for p in tmp_path.iterdir()) == before
 
 
+def test_d9_the_api_refuses_a_non_utf8_store_path_too(tmp_path: Path) -> None:
+    message = r"bad\\xffname: the output path is not UTF-8 text"
+    with pytest.raises(InvalidInputError, match=message):
+        nerframe.analyze(["neurex"], "neurex", output=tmp_path / BAD, report=False)
+    with pytest.raises(InvalidInputError, match=message):
+        nerframe.sweep("neurex", "neurex", {"frequency_mhz": [100, 200]}, output=tmp_path / BAD)
+    assert list(tmp_path.iterdir()) == []
+
+
 # ------------------------------------------------------------- D10: a full disk
 
 
