@@ -461,6 +461,17 @@ def test_d14_a_huge_integer_in_a_grid_is_one_line_naming_the_axis(
     assert error_line(capsys).endswith(f"values must be integers of at most 2**53, got [{value}]")
 
 
+def test_d14_a_huge_workload_value_names_its_axis(capsys: pytest.CaptureFixture[str]) -> None:
+    # before: "ops row 0 (UniformSampler): B is out of range for Int64", no axis named
+    for axis in ("rays", "MLP.layer_width"):
+        args = ["sweep", "neurex", "--hardware", "neurex", "--vary", f"{axis}=99999999999999999999"]
+        assert cli.main(args) == 1
+        assert capsys.readouterr().err == (
+            f"error: workload axis '{axis}': values must be at most 2**53, "
+            "got 99999999999999999999\n"
+        )
+
+
 # ------------------------------------------------ D15: messages that lose the file
 
 

@@ -517,6 +517,10 @@ def _workload_values(name: str, values: Any, where: str) -> list[float | str]:
             raise InvalidInputError(
                 f"{where}workload axis {name!r}: values must be integers >= 1, got {v!r}"
             )
+        if abs(v) > 2**53:  # as for the hardware axes (`hardware_values`)
+            raise InvalidInputError(
+                f"{where}workload axis {name!r}: values must be at most 2**53, got {v!r}", name
+            )
     return [int(v) if float(v).is_integer() else float(v) for v in values]
 
 
