@@ -38,7 +38,7 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str:
 
 
 def name_key(name: str) -> str:
-    """`name` as names compare: two names that read the same are the same name.
+    r"""`name` as names compare: two names that read the same are the same name.
 
     An accented letter can be one code point or a letter and a combining accent (NFC
     and NFD forms): they print alike, and some file systems (macOS) store them as one

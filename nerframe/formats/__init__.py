@@ -307,9 +307,16 @@ _NOT_JSON = (datetime.date, bytes, set)
 _SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
+def _subnormal(value: float) -> bool:
+    """A number below the smallest normal float: no quantity of an input is that small,
+    and a float holds it with few digits (1e-320 keeps 3 of them)."""
+    return 0 < abs(value) < sys.float_info.min
+
+
 def _check_values(document: object, shown: str) -> None:
-    """Refuse non-finite numbers and the YAML values JSON has no equivalent of, naming
-    the field (iteratively: no recursion limit)."""
+    """Refuse non-finite and subnormal numbers, text holding a lone surrogate and the
+    YAML values JSON has no equivalent of, naming the field (iteratively: no recursion
+    limit)."""
     stack: list[tuple[str, object]] = [("", document)]
     while stack:
         where, value = stack.pop()
@@ -348,12 +355,6 @@ def _check_values(document: object, shown: str) -> None:
 
 
 # --- one line per fault ------------------------------------------------------------
-
-
-def _subnormal(value: float) -> bool:
-    """A number below the smallest normal float: no quantity of an input is that small,
-    and a float holds it with few digits (1e-320 keeps 3 of them)."""
-    return 0 < abs(value) < sys.float_info.min
 
 
 _AT = re.compile(r"^(?P<problem>.*?)(?: - at `(?P<where>.*)`)?$", re.S)
