@@ -191,6 +191,7 @@ def test_d10_a_full_disk_during_a_sweep_names_the_part_and_can_be_resumed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from nerframe.sweeps import parts
+    from nerframe.sweeps import store as sweep_store
 
     store = tmp_path / "sw"
     args = ["sweep", "neurex", "--hardware", "neurex", "-o", str(store), "--chunk-size", "2"]
@@ -204,7 +205,8 @@ def test_d10_a_full_disk_during_a_sweep_names_the_part_and_can_be_resumed(
             full_disk()  # pyarrow's writer reports it so: an OSError without a file
         groups(part, table)
 
-    monkeypatch.setattr(parts, "_write_groups", second_part_fills_the_disk)
+    for module in (parts, sweep_store):  # the store's writer holds its own reference
+        monkeypatch.setattr(module, "_write_groups", second_part_fills_the_disk)
     assert cli.main(args) == 1
     line = error_line(capsys)
     assert line.startswith(f"error: {store}/sweep/") and line.endswith(
@@ -212,7 +214,7 @@ def test_d10_a_full_disk_during_a_sweep_names_the_part_and_can_be_resumed(
     ), line
     assert json.loads((store / "store.json").read_text())["run"]["complete"] is False
     assert not list(tmp_path.rglob("*.tmp"))
-    monkeypatch.setattr(parts, "_write_groups", groups)
+    monkeypatch.undo()
     assert cli.main(args) == 0  # resumed
     assert json.loads((store / "store.json").read_text())["run"]["complete"] is True
     capsys.readouterr()
