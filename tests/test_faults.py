@@ -502,6 +502,16 @@ def test_d15_a_spec_file_s_field_faults_name_the_file(
     assert error_line(capsys) == f"error: {spec}: {message}"  # was "sweep spec: field …"
 
 
+def test_d15_a_json_spec_is_read_as_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    deep = tmp_path / "deep_spec.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    assert cli.main(["sweep", "--spec", str(deep)]) == 1
+    # was "malformed YAML at line 1 column 1001: exceeded maximum nesting depth"
+    assert error_line(capsys) == f"error: {deep}: nested too deeply to be an input file"
+
+
 def test_d15_chunk_size_on_the_command_line_names_the_option(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

@@ -240,7 +240,7 @@ def read_spec(path: str | Path) -> dict[str, Any]:
     given twice in one mapping is refused."""
     from nerframe.formats import parse
 
-    data = parse(path, what="sweep spec", syntax="yaml")
+    data = parse(path, what="sweep spec", syntax="suffix")  # a .json spec is read as JSON
     if not isinstance(data, dict):
         keys = ", ".join(sorted(SweepSpecFile.__struct_fields__))
         raise InvalidInputError(f"{path}: a sweep spec is a mapping of {keys}", str(path))
