@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import doctest
+import functools
 import io
 import os
 import re
@@ -32,6 +33,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCUMENTS = ("README.md", "docs/model.md")
@@ -66,23 +68,45 @@ def _percent(value: float) -> str:
     return f"{100 * value:+.1f} %".replace("-", _MINUS)
 
 
-def native_pairs() -> str:
-    """Every built-in pipeline on its own accelerators, default workloads."""
+@functools.cache
+def _native(model: str) -> list[dict[str, Any]]:
+    """The summary rows of every built-in pipeline on its own accelerators."""
     import nerframe
 
     with tempfile.TemporaryDirectory() as folder:
-        table = nerframe.analyze(None, "native", output=Path(folder) / "native", report=False)
+        out = Path(folder) / "native"
+        result = nerframe.analyze(None, "native", output=out, report=False, model=model)
+    return list(result.summary.iter_rows(named=True))
+
+
+def native_pairs() -> str:
+    """Every built-in pipeline on its own accelerators, default workloads."""
     lines = [
         "| pipeline on accelerator | fps | energy/frame (J) | power (W) | area (mm²) "
         "| bottleneck |",
         "|---|---:|---:|---:|---:|---|",
     ]
-    for row in table.summary.iter_rows(named=True):
+    for row in _native("realistic"):
         area = "not published" if row["area_mm2"] is None else _sig(row["area_mm2"])
         lines.append(
             f"| {row['graph']} on {row['accelerator']} | {_sig(row['fps'])} | "
             f"{_sig(row['energy_per_frame_j'])} | {_sig(row['avg_power_w'])} | {area} | "
             f"{row['bottleneck_module']} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def spec_vs_realistic() -> str:
+    """fps of the native pairs under the spec's workloads and the realistic ones."""
+    lines = [
+        '| pipeline on accelerator | fps, `model="spec"` | fps, `model="realistic"` |',
+        "|---|---:|---:|",
+    ]
+    for spec, real in zip(_native("spec"), _native("realistic"), strict=True):
+        assert (spec["graph"], spec["accelerator"]) == (real["graph"], real["accelerator"])
+        lines.append(
+            f"| {real['graph']} on {real['accelerator']} | {_sig(spec['fps'])} | "
+            f"{_sig(real['fps'])} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -124,6 +148,7 @@ def calibration() -> str:
 
 REGIONS: dict[str, Callable[[], str]] = {
     "native-pairs": native_pairs,
+    "spec-vs-realistic": spec_vs_realistic,
     "validation": validation,
     "calibration": calibration,
 }
