@@ -569,8 +569,8 @@ pre { white-space: pre-wrap; overflow-wrap: anywhere; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 tr.unmapped { color: #888; }
 .warnings li { color: #a33; } .note { color: #666; font-style: italic; }
-.chart { margin: 1em 0; overflow-x: auto; } .meta { color: #666; }
-nav ul { columns: 3; }
+.chart { margin: 1em 0; overflow-x: auto; max-width: 100%; } .meta { color: #666; }
+nav ul { columns: 3; } details.unmapped summary h3 { display: inline; }
 """.strip()
 
 _RENDER = """

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Collection
 
 import altair as alt
@@ -67,12 +68,16 @@ def _panel(table: pl.DataFrame, column: str, title: str, *, total: bool = True) 
         "accelerator", "name", value=column
     )
     values = parts["value"].to_list() + (totals["value"].to_list() if total else [])
-    low = min(values, default=1.0) / 2
+    low, high = min(values, default=1.0) / 2, max(values, default=1.0) * 1.5
+    # Whole decades, so that every axis has labelled powers of ten, even one whose
+    # figures all lie within a decade (GPU dies of 300-900 mm²).
+    domain = [10 ** math.floor(math.log10(low)), 10 ** math.ceil(math.log10(high))]
     x = alt.X(
         "value:Q",
         title=None,
-        scale=alt.Scale(type="log", domainMin=low),
-        axis=alt.Axis(labelExpr=LOG_PLAIN_LABEL),
+        scale=alt.Scale(type="log", domain=domain),
+        # eight decades of power in one panel: overlapping labels are dropped
+        axis=alt.Axis(labelExpr=LOG_PLAIN_LABEL, labelOverlap=True),
     )
     y = alt.Y("accelerator:N", title=None, sort=sorted(set(table["accelerator"].to_list())))
     points = (
@@ -93,7 +98,7 @@ def _panel(table: pl.DataFrame, column: str, title: str, *, total: bool = True) 
             .mark_bar(color="#dddddd", height=14)
             .encode(
                 x=x,
-                x2=alt.datum(low),
+                x2=alt.datum(domain[0]),
                 y=y,
                 tooltip=["accelerator:N", alt.Tooltip("value:Q", title="total", format=".4~g")],
             )
