@@ -530,3 +530,46 @@ def test_save_chart_fetches_nothing(tmp_path: Path) -> None:
 def test_save_chart_rejects_unknown_format(frames: dict[str, pl.DataFrame], tmp_path: Path) -> None:
     with pytest.raises(NerframeError, match=r"unknown chart format '\.pdf'"):
         charts.save_chart(charts.matrix_chart(frames["summary"]), tmp_path / "m.pdf")
+
+
+# --------------------------------------------------------------------------- area and power
+
+
+def test_area_power_chart_log_axes_gpus_apart_at_their_own_node() -> None:
+    import nerframe
+    from nerframe.area_power import breakdown
+
+    table = pl.concat([breakdown(nerframe.accelerator(n)) for n in ("neurex", "a100")])
+    spec = _check(charts.area_power_chart(table, gpus=["a100"]))
+    designs, chips = spec["vconcat"]
+    units = {
+        (row, panel["title"], _mark(u)): u
+        for row, block in (("designs", designs), ("gpus", chips))
+        for panel in block["hconcat"]
+        for u in _units(panel)
+    }
+    for unit in units.values():
+        assert unit["encoding"]["x"]["scale"]["type"] == "log"
+
+    def values(row: str, title: str, mark: str) -> dict[str, float]:
+        rows = units[(row, title, mark)]["data"]["values"]
+        return {f"{r['accelerator']} {r['name']}": r["value"] for r in rows}
+
+    area = values("designs", "accelerators: area at 28 nm (mm²)", "point")
+    # neurex is a 28 nm design: its 28 nm figures are its own, SRAM blocks included
+    # (NeuRex-Edge Table 4: systolic array 0.48 mm², 1.95 mm² of SRAM in all)
+    assert not any(key.startswith("a100") for key in area)
+    assert area["neurex systolic_array_32x32"] == pytest.approx(0.48)
+    rows = units[("designs", "accelerators: area at 28 nm (mm²)", "point")]["data"]["values"]
+    sram = sum(r["value"] for r in rows if r["part"] == "sram")
+    assert sram == pytest.approx(1.95, abs=0.01)
+    totals = values("designs", "accelerators: area at 28 nm (mm²)", "bar")
+    assert totals == {"neurex neurex": pytest.approx(3.14)}
+    # the A100 at its own 7 nm: the data sheet's 826 mm² die, not a 28 nm figure
+    gpu_area = values("gpus", "GPUs: area at their own node (mm²)", "bar")
+    assert gpu_area == {"a100 a100": pytest.approx(826)}
+    # a GPU runs one unit at a time: its units' powers are shown, never summed
+    assert ("gpus", "GPUs: power per unit at their own node (W)", "bar") not in units
+    # zero-area units (the A100's tensor cores share the SMs' area) have no log position
+    points = values("gpus", "GPUs: area at their own node (mm²)", "point")
+    assert "a100 tensor_cores" not in points and "a100 cuda_cores" in points
