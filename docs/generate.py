@@ -8,8 +8,9 @@ Run from the repository root after any change to the model::
 Two kinds of generated text:
 
 - **Regions** between ``<!-- generated: NAME -->`` and ``<!-- end generated -->`` in
-  a document: the text between the two markers is replaced by what `REGIONS[NAME]`
-  returns (tables from `nerframe.analyze`, `nerframe.validate`, …).
+  README.md or any docs/*.md: the text between the two markers is replaced by what
+  `REGIONS[NAME]` returns (tables from `nerframe.analyze`, `nerframe.validate`, …). To
+  generate a new table, add its function to `REGIONS` and its markers to a document.
 - **README examples**: the README's ``python`` blocks are doctests that share one
   namespace and run in a fresh temporary folder. An example whose output differs
   from the text gets the actual output written in its place; an example that raises
@@ -36,8 +37,15 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-DOCUMENTS = ("README.md", "docs/model.md")
-"""The documents with generated text, relative to the repository root."""
+FOREIGN = {"benchmarks": "benchmarks/performance_doc.py"}
+"""Regions another script writes (from data this one does not have): left as they are."""
+
+
+def documents(root: Path = ROOT) -> list[str]:
+    """The README and every document under docs/, relative to `root`: any of them may
+    hold generated regions."""
+    return ["README.md", *(p.relative_to(root).as_posix() for p in sorted(root.glob("docs/*.md")))]
+
 
 _REGION = re.compile(
     r"(<!-- generated: (?P<name>[a-z0-9-]+) -->\n)(?P<body>.*?)(<!-- end generated -->)", re.S
@@ -166,6 +174,8 @@ def fill_regions(text: str, where: str, cache: dict[str, str]) -> str:
 
     def replace(match: re.Match[str]) -> str:
         name = match["name"]
+        if name in FOREIGN:
+            return match[0]
         if name not in cache:
             if name not in REGIONS:
                 raise SystemExit(f"error: {where}: unknown generated region {name!r}")
@@ -253,7 +263,7 @@ def generate(root: Path = ROOT, *, folder: Path | None = None) -> dict[str, str]
     The README's examples run in `folder` (None: a temporary folder, removed after)."""
     cache: dict[str, str] = {}
     new: dict[str, str] = {}
-    for name in DOCUMENTS:
+    for name in documents(root):
         text = fill_regions((root / name).read_text(encoding="utf-8"), name, cache)
         if name == "README.md":
             if folder is None:
