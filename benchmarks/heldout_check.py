@@ -10,7 +10,7 @@ and the hash-grid NeRF on the CPU, compares each traced op with the host model
 (what ``nerframe trace compare --map DIR/heldout.yaml --probe DIR/probe.json`` prints) and prints,
 per model, the per-op median |log10(measured / predicted)|, the whole forward's
 measured / predicted (predicted: every kernel and module call of the forward) and
-the 1-minute load before and after. Targets (issue 18, item 5): per-op median
+the 1-minute load before and after. Targets: per-op median
 |log10| <= 0.15 and each whole forward within 1.5x. The traces, the class map,
 the probe and a CSV per model are written under ``--out``.
 """

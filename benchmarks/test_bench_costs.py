@@ -29,7 +29,7 @@ from nerframe.taxonomy import op_types
 
 ROWS = 10_000_000
 END_TO_END_TARGET = 60e6
-"""Rows per second of `nerframe.costs` on the mixed table that issue 10 asks for;
+"""Rows per second of `nerframe.costs` on the mixed table, the target;
 reported beside the measured rate, not asserted: on the 2-core machine it is not
 reached yet (see docs/performance.md)."""
 SMALL_CALL_TARGET = 0.5e-3

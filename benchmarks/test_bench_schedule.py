@@ -188,11 +188,9 @@ MAX_SMALL_SCHEDULE_S = 3e-3
 
 
 def test_schedule_million_op_dag(benchmark, measure, target, best_of) -> None:
-    """Issue 10's million-op DAG, at its full size. Once ops shared the DRAM, the
-    scheduler scanned every earlier reservation for each op, and this benchmark ran
-    for hours (the longest of the suite, past 25 minutes), then 19 s with the scans
-    bounded; with the load kept as a step function (kernels/schedule.py) a call takes
-    about 2 s on the 2-core machine. The graph keeps the target's size."""
+    """The million-op DAG of the target, at its full size. The shared DRAM's load
+    is kept as a step function (kernels/schedule.py), so no op scans every earlier
+    reservation."""
     # CSR, topological order, the DAG check and the schedule of one configuration,
     # end to end: each computed once.
     src, dst = random_dag(MILLION, preds_per_op=3, seed=11)

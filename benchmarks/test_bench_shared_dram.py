@@ -1,4 +1,4 @@
-"""What sharing the DRAM bandwidth costs a sweep (issue 18 items 3 and 7), measured
+"""What sharing the DRAM bandwidth costs a sweep, measured
 in one run (``benchmark.extra_info``).
 
 In-memory configurations/s of `nerframe.sweep` over the 1 M-configuration neurex
@@ -10,7 +10,7 @@ place of `evaluate_chunk` for the baseline runs. Runs alternate, seven pairs; th
 recorded ratios (rule-free time over shared-DRAM time, > 1 when the rule is
 faster) are the medians of the pairs' wall-clock and CPU-time ratios (each pair
 sees the same load; this 2-core VM's speed swings within minutes), beside each
-side's best rate, CPU seconds and the load average (``uptime``). The issue's
+side's best rate, CPU seconds and the load average (``uptime``). The
 target of 5 M configurations/s with the rule is asserted on the rate the cores
 give when the sweep has them to itself (configurations x cores / CPU seconds: on
 a machine loaded by other work the wall-clock rate measures the load), and so is

@@ -13,7 +13,7 @@
   asserted byte-identical);
 - peak RSS of a 100 M-configuration sweep printing its best rows (asserted < 2 GB).
 
-The issue's target of 5 M configurations/s in memory for neurex on 2 cores is
+The target of 5 M configurations/s in memory for neurex on 2 cores is
 asserted. The sweep spends most of its time in the fused chunk kernel
 (`nerframe.kernels.sweep_chunk`; ``kernel_share``), whose own rate bounds it;
 into a store, a writer thread encodes each Parquet part while the kernel computes

@@ -73,7 +73,7 @@ def render(
 
     Why not polars' own printer: with ``pl.Config(tbl_formatting="NOTHING",
     thousands_separator=",", tbl_cell_numeric_alignment="RIGHT", float_precision=4)``
-    (polars 1.x, checked 2026-12-02) it writes a cell's escape sequences raw to the
+    (polars 1.x) it writes a cell's escape sequences raw to the
     terminal, splits a cell holding a newline over two rows, prints 0.000123456 as
     ``0.0001`` (fixed decimals, no significant digits) and has no totals row; its
     right-aligned, comma-grouped integers are the same as these.

@@ -422,13 +422,14 @@ def _pair_section(
 
 
 def _area_power_section(page: _Page, frames: dict[str, pl.DataFrame]) -> None:
-    """Area and power of the store's accelerators, part by part, at 28 nm."""
+    """Area and power of the store's accelerators, part by part: the accelerators at
+    28 nm, the GPUs apart at their own node."""
     if "accelerators" not in frames:
         return
     from nerframe.area_power import breakdown
     from nerframe.hardware import BUILTIN, accelerator
 
-    tables, missing = [], []
+    tables, missing, gpus = [], [], []
     listed = frames["accelerators"].select("accelerator", "path").sort("accelerator")
     for name, path in listed.rows():
         # a user file may have moved since the run: the report says so rather than fail
@@ -436,17 +437,24 @@ def _area_power_section(page: _Page, frames: dict[str, pl.DataFrame]) -> None:
         if source is None:
             missing.append(name)
             continue
-        tables.append(breakdown(accelerator(source)))
+        accel = accelerator(source)
+        tables.append(breakdown(accel))
+        if accel.kind == "gpu":
+            gpus.append(accel.name)
     page.add("section", id="area-power", title="Area and power")
     page.note(
         "Area = modules (count x area per unit) + SRAM blocks; power = module dynamic power "
         "with every unit busy + leakage; SRAM access energy enters each schedule's energy "
-        "through its traffic. Every design is moved to 28 nm by the node table "
-        "(nerframe.technology); 'nerframe hardware NAME' lists the parts."
+        "through its traffic. Accelerators are compared at 28 nm (the node table, "
+        "nerframe.technology); GPUs are shown apart at their own node. Log axes: the grey "
+        "bar is the whole design, each point a module or SRAM block; 'nerframe hardware "
+        "NAME' lists the parts."
     )
     if tables:
-        spec = charts.area_power_chart(pl.concat(tables)).to_dict(validate=False)
-        page.figure("area-power", spec, "Area and power at 28 nm")
+        table = pl.concat(tables)
+        spec = charts.area_power_chart(table, gpus=gpus).to_dict(validate=False)
+        # the title names the node only when every design in the chart is at it
+        page.figure("area-power", spec, "Area and power" if gpus else "Area and power at 28 nm")
     if missing:
         page.note(f"Accelerator files no longer found: {', '.join(missing)}.")
     page.add("end")
@@ -566,13 +574,15 @@ _STYLE = """
 body { font-family: "Liberation Sans", Arial, sans-serif; margin: 2em auto; max-width: 1400px;
        padding: 0 1em; color: #222; }
 h1 { margin-bottom: 0.2em; } h2 { border-bottom: 1px solid #ccc; margin-top: 2em; }
-table { border-collapse: collapse; margin: 1em 0; font-size: 0.9em; }
-th, td { border: 1px solid #ddd; padding: 0.3em 0.6em; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; }
+table { border-collapse: collapse; margin: 1em 0; font-size: 0.9em; max-width: 100%; }
+th, td { border: 1px solid #ddd; padding: 0.3em 0.6em; overflow-wrap: anywhere; }
+th { white-space: nowrap; } td.text { min-width: 3em; } td.long { min-width: 18em; }
+pre { white-space: pre-wrap; overflow-wrap: anywhere; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 tr.unmapped { color: #888; }
 .warnings li { color: #a33; } .note { color: #666; font-style: italic; }
-.chart { margin: 1em 0; overflow-x: auto; } .meta { color: #666; }
-nav ul { columns: 3; }
+.chart { margin: 1em 0; overflow-x: auto; max-width: 100%; } .meta { color: #666; }
+nav ul { columns: 3; } details.unmapped summary h3 { display: inline; }
 """.strip()
 
 _RENDER = """
@@ -625,7 +635,8 @@ def _validation_section(page: _Page) -> None:
             "cells": [
                 ("num", _num(row[c], 3))
                 if c in ("value", "predicted", "error", "score")
-                else ("text", "–" if row[c] is None else row[c])
+                # the source, a paragraph, takes the width the short cells leave
+                else ("text long" if c == "source" else "text", "–" if row[c] is None else row[c])
                 for c in columns
             ],
         }

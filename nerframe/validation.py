@@ -66,10 +66,10 @@ PUBLISHED = Path(__file__).with_name("published.csv")
 """The packaged table of published figures."""
 
 TARGET_MEDIAN = 0.25
-"""Target median |score| over the validation rows (issue 17)."""
+"""Target median |score| over the validation rows."""
 
 TARGET_WITHIN = 2.0
-"""Target: every validation row within this factor of its published figure (issue 17)."""
+"""Target: every validation row within this factor of its published figure."""
 
 FRAME_TIME_MEAN = "fps"
 """The metric whose mean over several workloads is one over the mean frame time

@@ -78,8 +78,11 @@ def test_roofline_chart_marks_and_encodings(frames: dict[str, pl.DataFrame]) -> 
     enc = points["encoding"]
     assert enc["x"]["field"] == "intensity" and enc["x"]["scale"]["type"] == "log"
     assert enc["y"]["field"] == "attainable" and enc["y"]["scale"]["type"] == "log"
-    assert enc["shape"]["field"] == "direction"
-    assert enc["shape"]["scale"]["domain"] == ["forward", "backward"]
+    # pipelines apart by shape, directions by fill (a backward op is an outline)
+    assert enc["shape"]["field"] == "graph" and enc["shape"]["title"] == "pipeline"
+    assert enc["fillOpacity"]["field"] == "direction"
+    assert enc["fillOpacity"]["scale"] == {"domain": ["forward", "backward"], "range": [0.85, 0.0]}
+    assert enc["stroke"]["field"] == "category"
     assert {t["title"] for t in enc["tooltip"]} >= {"op", "system", "bound", "intensity (FLOP/B)"}
     rows = _data(spec, points)
     # One point per (op, system): the presets and both accelerators.
@@ -233,8 +236,8 @@ def test_gantt_chart_merges_ops_beyond_max_rows() -> None:
     assert sum(r["duration_cycles"] for r in rows) == int(duration.sum())
 
 
-def test_gantt_chart_shortens_long_lane_labels() -> None:
-    long = "row_processing_element_with_a_very_long_name"  # 44 characters
+def test_gantt_chart_shows_module_names_whole_and_shortens_absurd_ones() -> None:
+    long = "row_processing_element_with_a_very_long_name_indeed"  # 51 characters
     schedule = pl.DataFrame(
         {
             "graph": ["g"] * 3,
@@ -262,16 +265,33 @@ def test_gantt_chart_shortens_long_lane_labels() -> None:
     spec = _check(charts.gantt_chart(schedule))
     bars = _unit(spec, "rect", color="category")
     axis = bars["encoding"]["y"]["axis"]
-    # 24 characters at most: the name is cut to 20 + "…", the instance number kept.
-    cut = "row_processing_eleme\\u2026"
+    # 48 characters at most: the name is cut to 44 + "…", the instance number kept.
+    cut = long[:44] + "\\u2026"
     # Lanes in order of first use, then by name: b, then the three long ones.
     assert axis["labelExpr"] == f'["b", "{cut} #0", "{cut} #1", "{cut} #2"][floor(datum.value)]'
-    assert axis["labelLimit"] == 7 * 24
+    assert axis["labelLimit"] == 7 * 48  # room for the longest label: none is cut again
     # The tooltip names the bar's lanes in full.
     assert {t["field"] for t in bars["encoding"]["tooltip"]} >= {"op", "lanes"}
     lanes = {r["op"]: r["lanes"] for r in _data(spec, bars)}
     assert lanes == {"MLP #0": f"{long} #0 to {long} #2", "MLP #1": f"{long} #2", "MLP #2": "b"}
     assert spec["height"] == 120  # four 18-pixel lanes, at least 120 pixels
+
+
+def test_gantt_chart_labels_every_built_in_module_whole() -> None:
+    import json
+    from pathlib import Path
+
+    import nerframe
+
+    names = set()
+    for path in (Path(nerframe.__file__).parent / "accelerators").glob("*.json"):
+        names |= {m["name"] for m in json.loads(path.read_text())["modules"]}
+    run = nerframe.schedule("instant3d", "instant3d")
+    axis = _unit(_check(charts.gantt_chart(run.schedule)), "rect", color="category")
+    labels = json.loads(axis["encoding"]["y"]["axis"]["labelExpr"].split("[floor")[0])
+    assert "feed_forward_read_mapper #1" in labels and not any("\u2026" in x for x in labels)
+    assert axis["encoding"]["y"]["axis"]["labelLimit"] >= 7 * max(map(len, labels))
+    assert max(map(len, names)) + len(" #63") <= 48
 
 
 def test_gantt_chart_draws_one_pair(frames: dict[str, pl.DataFrame]) -> None:
@@ -510,3 +530,46 @@ def test_save_chart_fetches_nothing(tmp_path: Path) -> None:
 def test_save_chart_rejects_unknown_format(frames: dict[str, pl.DataFrame], tmp_path: Path) -> None:
     with pytest.raises(NerframeError, match=r"unknown chart format '\.pdf'"):
         charts.save_chart(charts.matrix_chart(frames["summary"]), tmp_path / "m.pdf")
+
+
+# --------------------------------------------------------------------------- area and power
+
+
+def test_area_power_chart_log_axes_gpus_apart_at_their_own_node() -> None:
+    import nerframe
+    from nerframe.area_power import breakdown
+
+    table = pl.concat([breakdown(nerframe.accelerator(n)) for n in ("neurex", "a100")])
+    spec = _check(charts.area_power_chart(table, gpus=["a100"]))
+    designs, chips = spec["vconcat"]
+    units = {
+        (row, panel["title"], _mark(u)): u
+        for row, block in (("designs", designs), ("gpus", chips))
+        for panel in block["hconcat"]
+        for u in _units(panel)
+    }
+    for unit in units.values():
+        assert unit["encoding"]["x"]["scale"]["type"] == "log"
+
+    def values(row: str, title: str, mark: str) -> dict[str, float]:
+        rows = units[(row, title, mark)]["data"]["values"]
+        return {f"{r['accelerator']} {r['name']}": r["value"] for r in rows}
+
+    area = values("designs", "accelerators: area at 28 nm (mm²)", "point")
+    # neurex is a 28 nm design: its 28 nm figures are its own, SRAM blocks included
+    # (NeuRex-Edge Table 4: systolic array 0.48 mm², 1.95 mm² of SRAM in all)
+    assert not any(key.startswith("a100") for key in area)
+    assert area["neurex systolic_array_32x32"] == pytest.approx(0.48)
+    rows = units[("designs", "accelerators: area at 28 nm (mm²)", "point")]["data"]["values"]
+    sram = sum(r["value"] for r in rows if r["part"] == "sram")
+    assert sram == pytest.approx(1.95, abs=0.01)
+    totals = values("designs", "accelerators: area at 28 nm (mm²)", "bar")
+    assert totals == {"neurex neurex": pytest.approx(3.14)}
+    # the A100 at its own 7 nm: the data sheet's 826 mm² die, not a 28 nm figure
+    gpu_area = values("gpus", "GPUs: area at their own node (mm²)", "bar")
+    assert gpu_area == {"a100 a100": pytest.approx(826)}
+    # a GPU runs one unit at a time: its units' powers are shown, never summed
+    assert ("gpus", "GPUs: power per unit at their own node (W)", "bar") not in units
+    # zero-area units (the A100's tensor cores share the SMs' area) have no log position
+    points = values("gpus", "GPUs: area at their own node (mm²)", "point")
+    assert "a100 tensor_cores" not in points and "a100 cuda_cores" in points

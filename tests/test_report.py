@@ -3,6 +3,7 @@ headless-Chromium rendering with networking disabled."""
 
 from __future__ import annotations
 
+import base64
 import html
 import json
 import os
@@ -272,6 +273,27 @@ class _DevTools:
             os.close(self._read)
 
 
+VIEWPORT = 1400
+
+_LAYOUT = """(() => {
+  const width = document.documentElement.clientWidth;
+  const name = (e) => e.tagName + ":" + e.textContent.slice(0, 40);
+  const all = (q) => Array.from(document.querySelectorAll(q));
+  return {
+    page: document.documentElement.scrollWidth,
+    wide_tables: all("table").filter((e) => e.getBoundingClientRect().right > width).map(name),
+    spilling: all("td, th, p, li, h1, h2, h3").filter((e) => e.scrollWidth > e.clientWidth + 1)
+      .map(name),
+    wide_charts: all("[data-chart]").filter((e) => e.scrollWidth > e.clientWidth + 1)
+      .map((e) => e.getAttribute("data-chart")),
+    cut_labels: all("[data-chart] svg text").map((e) => e.textContent)
+      .filter((text) => text.includes("\u2026")),
+  };
+})()"""
+"""What makes a page hard to read: its width, tables and charts wider than the window,
+text spilling out of its box, and chart labels cut short."""
+
+
 @pytest.mark.browser
 def test_report_renders_offline_in_chromium(store: Path, tmp_path: Path) -> None:
     if not CHROMIUM.exists():
@@ -284,6 +306,15 @@ def test_report_renders_offline_in_chromium(store: Path, tmp_path: Path) -> None
         session = browser.call("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
         for domain in ("Runtime", "Log", "Network", "Page"):
             browser.call(f"{domain}.enable", session)
+        # the width of the defect report's screenshots (newuser_defects.md D18)
+        browser.call(
+            "Emulation.setDeviceMetricsOverride",
+            session,
+            width=VIEWPORT,
+            height=900,
+            deviceScaleFactor=1,
+            mobile=False,
+        )
         browser.call("Page.navigate", session, url=url)
         deadline = time.monotonic() + 60
         rendered = None
@@ -294,8 +325,19 @@ def test_report_renders_offline_in_chromium(store: Path, tmp_path: Path) -> None
             time.sleep(0.2)
         svgs = browser.evaluate(session, "document.querySelectorAll('[data-chart] svg').length")
         failed = browser.evaluate(session, "document.body.innerText.includes('chart failed')")
+        layout = browser.evaluate(session, _LAYOUT)
+        # a picture of the page for people (pytest --basetemp keeps it)
+        shot = browser.call("Page.captureScreenshot", session, captureBeyondViewport=True)
+        (tmp_path / "report.png").write_bytes(base64.b64decode(shot["data"]))
     finally:
         browser.close()
+    # The page never scrolls sideways: tables wrap, charts fit, no cell spills over.
+    assert layout["page"] <= VIEWPORT, layout
+    assert layout["wide_tables"] == [], layout
+    assert layout["spilling"] == [], layout
+    assert layout["wide_charts"] == [], layout
+    # Chart text is whole: no label cut with an ellipsis (Gantt lanes, axes, legends).
+    assert layout["cut_labels"] == [], layout
     assert rendered == str(len(CHARTS)), log.read_text(errors="replace")[-2000:]
     assert svgs == len(CHARTS)
     assert not failed

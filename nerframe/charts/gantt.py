@@ -25,10 +25,11 @@ from nerframe.errors import InvalidInputError
 
 _GANTT_MAX_HEIGHT = 900
 _LANE_PX = 18
-_LABEL_CHARS = 24
-"""Longest lane label on the axis; longer module names are shortened (the bar's
-tooltip names its lanes in full)."""
-_LABEL_PX = 7 * _LABEL_CHARS
+_LABEL_CHARS = 48
+"""Longest lane label on the axis: every built-in module name fits whole; a longer
+name from a user's file is shortened (the bar's tooltip names its lanes in full)."""
+_CHAR_PX = 7
+"""Width of one label character at the axis font's size, a little over its mean."""
 _GANTT_COLUMNS = (
     *("graph", "accelerator", "op_id", "op_type", "category", "backward", "module"),
     *("instances", "first_instance", "start_cycle", "end_cycle", "duration_cycles", "bound"),
@@ -176,6 +177,8 @@ def _prepare(schedule: pl.DataFrame) -> dict[object, Parts]:
         total = len(lane_names)
         labels = [_lane_label(module, i, _LABEL_CHARS) for module, i in lane_names]
         values = {
+            # the axis makes room for its longest label, so no label is cut
+            "label_px": _CHAR_PX * max(map(len, labels), default=1),
             "lanes": total,
             "ticks": [i + 0.5 for i in range(total)],
             "label_expr": f"{json.dumps(labels)}[floor(datum.value)]",
@@ -202,7 +205,7 @@ def _draw(data: Mapping[str, Any], v: Mapping[str, Any]) -> Chart:
             tickCount=v["lanes"],
             labelExpr=v["label_expr"],
             labelOverlap=v["label_overlap"],
-            labelLimit=_LABEL_PX,
+            labelLimit=v["label_px"],
             grid=False,
             ticks=False,
             title="module instance",

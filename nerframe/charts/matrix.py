@@ -60,7 +60,8 @@ def _prepare(summary: pl.DataFrame) -> Parts:
     values = {
         "graphs": graphs,
         "accelerators": accels,
-        "width": max(70 * len(accels), 140),
+        # 60 pixels a column hold "unmapped" and fit 18 systems in a 1400-pixel page
+        "width": max(60 * len(accels), 140),
         "height": max(28 * len(graphs), 60),
     }
     return {"cells": cells}, values

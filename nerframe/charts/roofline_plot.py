@@ -35,7 +35,7 @@ from nerframe.errors import InvalidInputError
 def roofline_chart(roofline: pl.DataFrame) -> Chart:
     """Log-log roofline: each system's roof and ridge point, and the ops of `roofline`
     (a `schemas.ROOFLINE` table) at their intensity and attainable FLOP/s, coloured by
-    category, forward and backward ops with different shapes.
+    category, one shape per pipeline, backward ops hollow.
 
     Ops with zero FLOPs or zero bytes have no place on log axes and are counted in the
     subtitle instead.
@@ -254,16 +254,20 @@ def _draw(data: Mapping[str, Any], v: Mapping[str, Any]) -> Chart:
     ridge_labels = ridge_layer.mark_text(align="left", dx=6, dy=-8, fontSize=11).encode(
         text="label:N"
     )
+    # Colour says the category, shape the pipeline (several share a chart when one
+    # roofline compares them), fill the direction: a backward op is an outline.
     op_points = (
         alt.Chart(data["marks"])
-        .mark_point(filled=True, size=70, opacity=0.85)
+        .mark_point(filled=True, size=80, strokeWidth=1.5)
         .encode(
             x=x_axis("intensity"),
             y=y_axis("attainable"),
             color=category_color(),
-            shape=alt.Shape(
-                "direction:N",
-                scale=alt.Scale(domain=list(DIRECTIONS), range=["circle", "triangle-up"]),
+            stroke=category_color(legend=None),
+            shape=alt.Shape("graph:N", title="pipeline"),
+            fillOpacity=alt.FillOpacity(
+                "direction:O",  # ordinal: Vega-Lite warns of opacity over a nominal field
+                scale=alt.Scale(domain=list(DIRECTIONS), range=[0.85, 0.0]),
                 title="direction",
             ),
             tooltip=[

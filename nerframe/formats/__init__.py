@@ -27,14 +27,12 @@ value: ``g.json: field 'edges[0][1]': expected int | str, got 1.9``. The JSON
 Schema of each format is `schema(kind)` (``nerframe schema KIND``); ``docs/formats.md``
 describes every field.
 
-Measured (the 16,000-call trace of ``benchmarks/test_bench_trace.py``, 7.5 MB,
-best of 5, two runs, 2026-12-01 21:17 UTC on the 2-core VM at load 9-10):
-``json.loads`` alone 2.51-2.53 s; `nerframe.trace.read_trace` (this policy: UTF-8
-check, parse with the duplicate-key check, strict conversion into the declared
-model, cross-reference checks) 1.62-2.25 s, i.e. 0.64-0.90 of ``json.loads``; the
-hand-written reader it replaces (``json.loads`` + ``parse_trace``) 3.64-4.00 s. The
-reader is at ``json.loads`` speed because it pauses the cyclic garbage collector
-(`collector_paused`); with the collector paused, ``json.loads`` alone takes 0.45 s.
+Speed: on the 16,000-call trace of ``benchmarks/test_bench_trace.py`` (7.5 MB),
+`nerframe.trace.read_trace` (this policy: UTF-8 check, parse with the duplicate-key
+check, strict conversion into the declared model, cross-reference checks) takes
+0.64-0.90 of the time of ``json.loads`` alone, because it pauses the cyclic garbage
+collector (`collector_paused`); a hand-written ``json.loads`` + ``parse_trace``
+reader took about 1.5 times ``json.loads``.
 ``nerframe costs neurex`` imports none of this package (``tests/test_startup.py``
 checks it), so its start-up is unchanged.
 

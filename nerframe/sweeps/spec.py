@@ -405,7 +405,7 @@ def _axis(values: Axis | WorkloadAxis, name: str, where: str) -> list[int | floa
             text = next(v for v in listed if isinstance(v, str))
             raise InvalidInputError(f"{where}axis {name!r}: expected numbers, got {text!r}", name)
         return numbers
-    # counted before anything is allocated: a tiny step asked for 134 GiB (D8)
+    # counted before anything is allocated: a tiny step would ask for 134 GiB
     span = (values.stop - values.start) / values.step
     count = math.floor(span + 1e-9) + 1 if math.isfinite(span) else math.inf
     if count < 1:
