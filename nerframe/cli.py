@@ -526,6 +526,24 @@ def cmd_validate(args: argparse.Namespace) -> None:
 def cmd_probe(args: argparse.Namespace) -> None:
     from nerframe.probing import probe, probe_path, summary
 
+    if args.device == "cuda":
+        from nerframe.gpu import fit
+        from nerframe.gpu_probe import probe_cuda, write_probe
+
+        if args.output is None:
+            raise InvalidInputError("probe --device cuda: give -o FILE (where to write it)")
+        measured = probe_cuda()
+        figures = fit(measured)
+        write_probe(measured, args.output)
+        sys.stdout.write(
+            f"{measured['device']} (torch {measured['torch']}, CUDA {measured['cuda']}): "
+            f"kernel {figures['alone_s'] * 1e6:.3g} us alone, "
+            f"{figures['back_to_back_s'] * 1e6:.3g} us back to back; "
+            f"{figures['bandwidth_gbps']:.4g} GB/s; float32 GEMM up to "
+            f"{figures['gemm']['float32']['peak_tflops']:.3g} TFLOP/s\n"
+        )
+        sys.stderr.write(f"wrote {args.output}\n")
+        return
     record = probe(args.output, force=args.force, threads=args.threads)
     if record["busy"]:
         before, after = record["load"][0], record["load_after"][0]
@@ -596,6 +614,7 @@ def cmd_trace_ops(args: argparse.Namespace) -> None:
 
 
 def cmd_trace_compare(args: argparse.Namespace) -> None:
+    from nerframe import gpu
     from nerframe.probing import host_predictor
     from nerframe.rooflines import System, system
     from nerframe.trace.compare import compare, median_log_error
@@ -606,7 +625,16 @@ def cmd_trace_compare(args: argparse.Namespace) -> None:
         raise InvalidInputError(
             "trace compare: give --probe (the host model) or --system, not both"
         )
-    predictor = system(args.system) if args.system is not None else host_predictor(args.probe)
+    trace = read_trace(args.trace)
+    predictor: HostModel | System | gpu.GpuModel
+    if args.system is not None and gpu.is_gpu(args.system):
+        predictor = gpu.trace_model(args.system, trace)
+    elif args.system is not None:
+        predictor = system(args.system)
+    elif args.probe is not None and gpu.is_gpu_probe(args.probe):
+        predictor = gpu.probe_model(args.probe, trace)
+    else:
+        predictor = host_predictor(args.probe)
     if isinstance(predictor, System) and args.system is None:
         _warn([f"{args.probe or 'the probe result'} is version 1: predicted with its roofline"])
     table = compare(_traced(args).measured, predictor)
@@ -614,8 +642,12 @@ def cmd_trace_compare(args: argparse.Namespace) -> None:
     error = median_log_error(table)
     if error is not None:
         sys.stderr.write(f"median |log10(measured / predicted)|: {error:.3g} (x{10**error:.3g})\n")
-    trace = read_trace(args.trace)
-    forward = None if isinstance(predictor, System) else predict_forward(predictor, trace)
+    if isinstance(predictor, gpu.GpuModel):
+        forward = gpu.predict_forward(predictor, trace)
+    elif isinstance(predictor, HostModel):
+        forward = predict_forward(predictor, trace)
+    else:
+        forward = None
     if (
         isinstance(predictor, HostModel)
         and trace.threads
@@ -651,6 +683,12 @@ def _trace_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
         help="measure even when the 1-minute load exceeds the CPU count minus 0.5",
     )
     p.add_argument("--threads", type=positive, help="torch intra-op threads [as set]")
+    p.add_argument(
+        "--device",
+        choices=("cpu", "cuda"),
+        default="cpu",
+        help="cuda: the GPU kernel model's micro-benchmarks (needs -o) [cpu]",
+    )
     p.set_defaults(run=cmd_probe)
 
     trace = sub.add_parser("trace", help="traces of live PyTorch models")

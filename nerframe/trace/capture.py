@@ -230,6 +230,10 @@ def _capture(
         torch=str(torch.__version__),
         device=device,
         threads=torch.get_num_threads(),
+        # the GPU model runs float32 GEMMs on TF32 tensor cores only when this was on
+        extra={"tf32_matmul": bool(torch.backends.cuda.matmul.allow_tf32)}
+        if device == "cuda"
+        else {},
     )
 
 
