@@ -172,7 +172,7 @@ class GpuModel:
         >>> k = Kernel("linear", [[4194304, 256], [256, 256], [256]], ["float32"] * 3,
         ...            [[4194304, 256]], ["float32"])
         >>> s, kind = m.work_seconds(k); kind, round(s * 1e3, 1)  # measured 11.8 ms
-        ('gemm', 11.3)
+        ('gemm', 11.4)
         """
         if kernel.memory == "view":
             return 0.0, "view"
@@ -311,12 +311,12 @@ def fit(micro: Mapping[str, Any]) -> dict[str, Any]:
     figures: dict[str, Any] = {
         "alone_s": alone,
         "back_to_back_s": floor,
-        "bandwidth_gbps": round(bandwidth / 1e9, 1),
+        "bandwidth_gbps": _figure(bandwidth / 1e9),
     }
     for key, op in (("reduce_gbps", "sum_last64"), ("scan_gbps", "cumprod_last64")):
         rows = [r for r in elementwise if r["op"] == op]
         if rows:
-            figures[key] = round(rate(rows, "bytes") / 1e9, 1)
+            figures[key] = _figure(rate(rows, "bytes") / 1e9)
     gathers = list(micro.get("gather", []))
     if gathers:
         points = []
@@ -325,12 +325,12 @@ def fit(micro: Mapping[str, Any]) -> dict[str, Any]:
             top = max(rows, key=lambda r: r["lookups"])
             width = 4 * int(top.get("features", 2))
             lookups = top["lookups"] / (top["seconds"] - overhead)
-            points.append([table * width, float(f"{lookups:.4g}")])
+            points.append([table * width, _figure(lookups)])
         figures["gather"] = points
     sorts = list(micro.get("sort", []))
     if sorts:
         top = max(sorts, key=lambda r: r["keys"])
-        figures["sort_keys_per_s"] = float(f"{top['keys'] / (top['seconds'] - overhead):.4g}")
+        figures["sort_keys_per_s"] = _figure(top["keys"] / (top["seconds"] - overhead))
     gemm: dict[str, dict[str, float]] = {}
     for dtype in sorted({r["dtype"] for r in micro.get("gemm", [])}):
         rows = [r for r in micro["gemm"] if r["dtype"] == dtype]
@@ -344,14 +344,19 @@ def fit(micro: Mapping[str, Any]) -> dict[str, Any]:
             if group:
                 error, found = _best_median(group, overhead, floor, bandwidth)
                 gemm[key] = {
-                    "peak_tflops": round(found.peak / 1e12, 3),
-                    "k0": round(found.k0, 2),
-                    "n0": round(found.n0, 2),
-                    "m0": round(found.m0, 1),
+                    "peak_tflops": _figure(found.peak / 1e12),
+                    "k0": _figure(found.k0),
+                    "n0": _figure(found.n0),
+                    "m0": _figure(found.m0),
                     "median_log_error": round(error, 3),
                 }
     figures["gemm"] = gemm
     return figures
+
+
+def _figure(value: float) -> float:
+    """`value` to 4 significant figures (a stored figure; deterministic)."""
+    return float(f"{value:.4g}")
 
 
 def from_figures(name: str, figures: Mapping[str, Any], *, tf32: bool = False) -> GpuModel:
