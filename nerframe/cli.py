@@ -573,6 +573,7 @@ def cmd_trace_capture(args: argparse.Namespace) -> None:
             grad=args.grad,
             device=args.device,
             threads=args.threads,
+            train=args.train,
         )
     except NerframeError:
         raise
@@ -660,7 +661,13 @@ def cmd_trace_compare(args: argparse.Namespace) -> None:
                 f"{predictor.threads}: probe with --threads {trace.threads}"
             ]
         )
-    if forward and trace.total_s:
+    if forward and trace.train is not None and trace.train.iteration_s:
+        measured = trace.train.iteration_s
+        sys.stderr.write(
+            f"whole iteration: measured {measured:.4g} s, predicted {forward:.4g} s "
+            f"(measured / predicted {measured / forward:.3g})\n"
+        )
+    elif forward and trace.total_s:
         sys.stderr.write(
             f"whole forward: measured {trace.total_s:.4g} s, predicted {forward:.4g} s "
             f"(measured / predicted {trace.total_s / forward:.3g})\n"
@@ -701,8 +708,14 @@ def _trace_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
     p.add_argument(
         "--grad",
         action="store_true",
-        help="run with autograd on (default: no_grad); only the forward pass is recorded: "
-        "a backward pass or a training step is not traced",
+        help="run with autograd on (default: no_grad); only the forward pass is recorded "
+        "(--train records a training iteration)",
+    )
+    p.add_argument(
+        "--train",
+        action="store_true",
+        help="record one training iteration: forward, loss (mean square of the output), "
+        "backward per module and an Adam step",
     )
     p.add_argument(
         "--device",

@@ -16,7 +16,9 @@ rate:
   one;
 - **gather** (``__getitem__``, ``index_select``… with an integer index tensor):
   ``max(lookups / G(table bytes), bytes / W)``, ``G`` interpolated in log-log by the
-  table's bytes (a table that fits the L2 cache is read faster);
+  table's bytes (a table that fits the L2 cache is read faster); a scatter-add (a
+  gather's backward: ``index_put``, ``index_add``…, `SCATTERS`) likewise, its table
+  being its output;
 - **sort** (``sort``, ``argsort``, ``topk``, ``unique``): ``keys / S``;
 - **scan** (``cumsum``, ``cumprod``…): bytes at the scan bandwidth ``W_scan`` (a
   cumulative product along a short last dimension is far below DRAM bandwidth),
@@ -70,6 +72,22 @@ from nerframe.trace.host import (
     _nbytes,
 )
 from nerframe.trace.tracefile import Kernel, Trace
+
+SCATTERS = frozenset(
+    {
+        "index_put",
+        "index_put_",
+        "_index_put_impl_",
+        "index_add",
+        "index_add_",
+        "scatter_add",
+        "scatter_add_",
+        "embedding_dense_backward",
+    }
+)
+"""Kernels that add rows into a table at indices (a gather's backward): at the gather rate
+of a table of the output's size (an assumption: atomic adds to random rows cost as much
+as random reads of them)."""
 
 SORTS = frozenset({"sort", "argsort", "topk", "unique", "msort"})
 """Kernels that sort (a radix sort on a GPU): limited by the sort rate (keys/s)."""
@@ -197,6 +215,12 @@ class GpuModel:
             tables = [_nbytes(s, d) for s, d in pairs if not d.startswith(("int", "uint", "bool"))]
             if lookups and max(lookups) > 1 and tables:
                 return max(max(lookups) / self.gather_rate(max(tables)), memory), "gather"
+        if kernel.name in SCATTERS and out:
+            pairs = list(zip(kernel.inputs, kernel.input_dtypes, strict=True))
+            lookups = [math.prod(s) for s, d in pairs if d.startswith(("int", "uint"))]
+            table = _nbytes(out, kernel.output_dtypes[0] if kernel.output_dtypes else "float32")
+            if lookups:
+                return max(max(lookups) / self.gather_rate(table), memory), "gather"
         largest = max((math.prod(s) for s in kernel.inputs), default=0)
         if kernel.name in SORTS:
             return max(largest / self.sort_rate, memory), "sort"
@@ -511,7 +535,8 @@ def is_gpu(name: str) -> bool:
 
 def predict_forward(model: GpuModel, trace: Trace) -> float | None:
     """The predicted time of one whole forward on the GPU: all the trace's kernels as
-    one timed region (None when the trace records no kernels, versions 1 and 2).
+    one timed region (None when the trace records no kernels, versions 1 and 2); of a
+    training trace, the whole iteration (forward, loss, backward, optimizer step).
 
     >>> from nerframe.trace.tracefile import Call
     >>> k = Kernel("relu", [[4]], ["float32"], [[4]], ["float32"])
@@ -521,7 +546,11 @@ def predict_forward(model: GpuModel, trace: Trace) -> float | None:
     """
     if not any(c.kernels for c in trace.calls):
         return None
-    return model.predict([k for c in trace.calls for k in c.kernels]).total_s
+    kernels = [k for c in trace.calls for k in c.kernels]
+    if trace.train is not None:  # the whole iteration: forward, loss, backward, step
+        kernels += [k for c in trace.calls for k in c.backward_kernels]
+        kernels += [*trace.train.loss_kernels, *trace.train.optimizer_kernels]
+    return model.predict(kernels).total_s
 
 
 def trace_model(name: str, trace: Trace) -> GpuModel:
