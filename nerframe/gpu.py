@@ -45,7 +45,7 @@ The figures of one GPU are fitted by `fit` from micro-benchmarks (``nerframe pro
 ratios (`scaled`, ``docs/gpus.md``).
 
 >>> m = gpu_model("h200")
->>> from nerframe.trace.tracefile import Kernel, Trace
+>>> from nerframe.trace.tracefile import Kernel, Trace, dtype_bits
 >>> relu = Kernel("relu", [[256]], ["float32"], [[256]], ["float32"])
 >>> round(m.predict([relu, relu]).total_s * 1e6, 1)  # launch-bound: alone + one back-to-back
 33.2
@@ -71,7 +71,7 @@ from nerframe.trace.host import (
     _loglog,
     _nbytes,
 )
-from nerframe.trace.tracefile import Kernel, Trace
+from nerframe.trace.tracefile import Kernel, Trace, dtype_bits
 
 SCATTERS = frozenset(
     {
@@ -85,9 +85,11 @@ SCATTERS = frozenset(
         "embedding_dense_backward",
     }
 )
-"""Kernels that add rows into a table at indices (a gather's backward): at the gather rate
-of a table of the output's size (an assumption: atomic adds to random rows cost as much
-as random reads of them)."""
+"""Kernels that add rows into a table at indices (a gather's backward): torch sorts the
+indices (a sort of `lookups` keys, as long as the sort class's 32-bit keys times the
+index width over 32 bits: a radix sort's passes grow with the key's bits), then adds the
+rows at the gather rate of a table of the output's size (an assumption: adding to a
+random row costs as much as reading it)."""
 
 SORTS = frozenset({"sort", "argsort", "topk", "unique", "msort"})
 """Kernels that sort (a radix sort on a GPU): limited by the sort rate (keys/s)."""
@@ -207,7 +209,9 @@ class GpuModel:
                 k = kernel.inputs[contracted][-1]
                 m, n = math.prod(out[:-1]), out[-1]
                 dtype = kernel.output_dtypes[0] if kernel.output_dtypes else "float32"
-                rate = self.gemm_fit(dtype, k, n).rate(m, k, n)
+                # a small output with a long contraction (a weight's gradient) is split
+                # along K by the GEMM library: its parallelism is the longer of M and K
+                rate = self.gemm_fit(dtype, k, n).rate(max(m, k), k, n)
                 return max(2.0 * m * k * n / rate, memory), "gemm"
         if kernel.name in GATHERS:
             pairs = list(zip(kernel.inputs, kernel.input_dtypes, strict=True))
@@ -220,7 +224,19 @@ class GpuModel:
             lookups = [math.prod(s) for s, d in pairs if d.startswith(("int", "uint"))]
             table = _nbytes(out, kernel.output_dtypes[0] if kernel.output_dtypes else "float32")
             if lookups:
-                return max(max(lookups) / self.gather_rate(table), memory), "gather"
+                # torch accumulates into rows at repeated indices by sorting the indices
+                # first (index_put_with_sort): a sort, then the adds at the gather rate
+                keys = max(lookups)
+                width = (
+                    max(
+                        dtype_bits(d) or 64
+                        for d in kernel.input_dtypes
+                        if d.startswith(("int", "uint"))
+                    )
+                    / 32
+                )
+                seconds = keys * width / self.sort_rate + keys / self.gather_rate(table)
+                return max(seconds, memory), "gather"
         largest = max((math.prod(s) for s in kernel.inputs), default=0)
         if kernel.name in SORTS:
             return max(largest / self.sort_rate, memory), "sort"
