@@ -111,6 +111,7 @@ def test_the_graph_of_a_training_trace_holds_backward_ops(trained, tmp_path: Pat
     maps.write_text(tiny_nerf.MAP)
     g = trace_graph(trace, [maps])
     n = g.ops.height // 2
+    assert g.kind == "training"
     assert g.ops["backward"].to_list() == [False] * n + [True] * n
     assert g.ops["op_type"].to_list()[:n] == g.ops["op_type"].to_list()[n:]
     measured = g.measured

@@ -157,7 +157,13 @@ def trace_graph(
     _warn_unmodelled(trace, builder, unknown)
     graph_name = name or trace.model or "trace"
     try:
-        base = graph(graph_name, records, sorted(edges), frame_pixels=frame_pixels)
+        base = graph(
+            graph_name,
+            records,
+            sorted(edges),
+            frame_pixels=frame_pixels,
+            kind="inference" if trace.train is None else "training",
+        )
     except NerframeError as e:
         raise InvalidInputError(f"trace {trace.model!r}: {e}") from None
     return TracedGraph(
