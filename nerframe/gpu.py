@@ -336,7 +336,7 @@ def fit(micro: Mapping[str, Any]) -> dict[str, Any]:
     def rate(rows: list[Mapping[str, Any]], amount: str) -> float:
         largest = max(r["elements"] for r in rows)
         values = sorted(
-            float(r[amount]) / (float(r["seconds"]) - overhead)
+            float(r[amount]) / _net(float(r["seconds"]), overhead)
             for r in rows
             if r["elements"] == largest
         )
@@ -363,13 +363,13 @@ def fit(micro: Mapping[str, Any]) -> dict[str, Any]:
             rows = [r for r in gathers if r["table_rows"] == table]
             top = max(rows, key=lambda r: r["lookups"])
             width = 4 * int(top.get("features", 2))
-            lookups = top["lookups"] / (top["seconds"] - overhead)
+            lookups = top["lookups"] / _net(top["seconds"], overhead)
             points.append([table * width, _figure(lookups)])
         figures["gather"] = points
     sorts = list(micro.get("sort", []))
     if sorts:
         top = max(sorts, key=lambda r: r["keys"])
-        figures["sort_keys_per_s"] = _figure(top["keys"] / (top["seconds"] - overhead))
+        figures["sort_keys_per_s"] = _figure(top["keys"] / _net(top["seconds"], overhead))
     gemm: dict[str, dict[str, float]] = {}
     for dtype in sorted({r["dtype"] for r in micro.get("gemm", [])}):
         rows = [r for r in micro["gemm"] if r["dtype"] == dtype]
@@ -391,6 +391,16 @@ def fit(micro: Mapping[str, Any]) -> dict[str, Any]:
                 }
     figures["gemm"] = gemm
     return figures
+
+
+def _net(seconds: float, overhead: float) -> float:
+    """`seconds` net of the launch `overhead`, at least half of them (a measurement
+    within the overhead's noise must not give a negative or infinite rate).
+
+    >>> _net(4.0, 1.0), _net(1.5, 1.0)
+    (3.0, 0.75)
+    """
+    return max(seconds - overhead, seconds / 2)
 
 
 def _figure(value: float) -> float:
