@@ -28,7 +28,8 @@ rate:
   ``W_reduce``;
 - **elementwise** (everything else: arithmetic, special functions, ``cat``,
   ``where``, casts, copies, factories): bytes (inputs and outputs at their dtypes)
-  at ``W``.
+  at ``W``; a ``cat`` along the last dimension at ``W_cat`` when a CUDA probe
+  measured it (rows of a few floats from several pieces copy slower).
 
 A timed region (one module call, measured with CUDA events) of kernels ``k`` takes
 ``(alone_s - back_to_back_s) + Σ max(back_to_back_s, work_k)``: the host launches
@@ -141,6 +142,8 @@ class GpuModel:
     gather: tuple[tuple[float, float], ...]
     sort_rate: float
     gemm: Mapping[str, GemmFit]
+    cat_last_bandwidth: float = math.inf
+    """A ``cat`` along a narrow last dimension (measured by a CUDA probe; else ``W``)."""
     tf32: bool = False
     source: str = ""
     notes: tuple[str, ...] = field(default=())
@@ -247,6 +250,8 @@ class GpuModel:
             return moved / (self.scan_bandwidth if inner else self.bandwidth), "scan"
         if kernel.name in REDUCTIONS and out is not None and largest > math.prod(out):
             return moved / self.reduce_bandwidth, "reduce"
+        if kernel.name == "cat" and _along_last(kernel.inputs, out):
+            return moved / self.cat_last_bandwidth, "elementwise"
         return memory, "elementwise"
 
     def predict(self, kernels: Sequence[Kernel], modules: int = 1) -> Prediction:
@@ -352,7 +357,11 @@ def fit(micro: Mapping[str, Any]) -> dict[str, Any]:
         "back_to_back_s": floor,
         "bandwidth_gbps": _figure(bandwidth / 1e9),
     }
-    for key, op in (("reduce_gbps", "sum_last64"), ("scan_gbps", "cumprod_last64")):
+    for key, op in (
+        ("reduce_gbps", "sum_last64"),
+        ("scan_gbps", "cumprod_last64"),
+        ("cat_last_gbps", "cat_last_narrow"),
+    ):
         rows = [r for r in elementwise if r["op"] == op]
         if rows:
             figures[key] = _figure(rate(rows, "bytes") / 1e9)
@@ -403,6 +412,21 @@ def _net(seconds: float, overhead: float) -> float:
     return max(seconds - overhead, seconds / 2)
 
 
+def _along_last(inputs: Sequence[Sequence[int]], out: Sequence[int]) -> bool:
+    """Whether a ``cat`` of `inputs` into `out` joins them along a last dimension of
+    more than one element (rows of several pieces), not along the first.
+
+    >>> _along_last([[8, 3], [8, 30]], [8, 33]), _along_last([[8, 3], [8, 3]], [16, 3])
+    (True, False)
+    """
+    return (
+        len(inputs) > 1
+        and len(out) > 1
+        and all(len(s) == len(out) and list(s[:-1]) == list(out[:-1]) for s in inputs)
+        and sum(s[-1] for s in inputs) == out[-1]
+    )
+
+
 def _figure(value: float) -> float:
     """`value` to 4 significant figures (a stored figure; deterministic)."""
     return float(f"{value:.4g}")
@@ -433,6 +457,7 @@ def from_figures(name: str, figures: Mapping[str, Any], *, tf32: bool = False) -
                 figures.get("sort_keys_per_s") or bandwidth / DEFAULTS["sort_bytes_per_key"]
             ),
             gemm=gemm,
+            cat_last_bandwidth=float(figures.get("cat_last_gbps", figures["bandwidth_gbps"])) * 1e9,
             tf32=tf32,
             source=str(figures.get("source", "")),
         )
@@ -516,7 +541,7 @@ def scaled(name: str) -> dict[str, Any]:
     ref = reference["datasheet"]
     target = _accelerator_figures(name)
     memory = target["bandwidth_gbps"] / ref["bandwidth_gbps"]
-    for key in ("bandwidth_gbps", "reduce_gbps", "scan_gbps"):
+    for key in ("bandwidth_gbps", "reduce_gbps", "scan_gbps", "cat_last_gbps"):
         if key in figures:
             figures[key] = figures[key] * memory
     if "sort_keys_per_s" in figures:

@@ -7,9 +7,11 @@ with CUDA events (the median of `REPEATS` after `WARMUP` untimed calls):
   the time per call of `CHAIN` such adds launched back to back
   (``back_to_back_add_1elem_s``);
 - ``elementwise``: ``add``, ``mul`` by a scalar, ``sin``, ``exp``, ``relu``,
-  ``sigmoid``, ``softplus``, ``clone``, ``cat`` of two, and ``cumprod`` / ``cumsum`` /
-  ``sum`` along a 64-wide last dimension, at `SIZES` float32 elements (the bytes
-  are the compulsory traffic: inputs read once, the output written once);
+  ``sigmoid``, ``softplus``, ``clone``, ``cat`` of two, ``cat`` along the last
+  dimension of rows of 3, 30 and 30 floats (``cat_last_narrow``: a positional
+  encoding's; `SIZES` / 64 rows), and ``cumprod`` / ``cumsum`` / ``sum`` along a
+  64-wide last dimension, at `SIZES` float32 elements (the bytes are the compulsory
+  traffic: inputs read once, the output written once);
 - ``gemm``: ``nn.functional.linear`` with bias, ``M × K → N`` for `SHAPES` and `ROWS`,
   in float32, float16 and bfloat16, and float32 with TF32 on (``dtype: "tf32"``);
 - ``gather``: ``table[idx]`` of two float32 features per row from tables of
@@ -129,6 +131,8 @@ def _elementwise(
         a = torch.rand(n, device=dev)
         b = torch.rand(n, device=dev)
         wide = a.view(-1, 64) if n >= 64 else a.view(1, -1)
+        pieces = max(n // 64, 1)  # a positional encoding's cat: 3 + 30 + 30 floats per row
+        narrow = [torch.rand(pieces, w, device=dev) for w in (3, 30, 30)]
         ops: dict[str, tuple[Callable[[], object], float]] = {
             "add": (partial(torch.add, a, b), 3),
             "mul_scalar": (partial(torch.mul, a, 2.0), 2),
@@ -139,6 +143,7 @@ def _elementwise(
             "softplus": (partial(torch.nn.functional.softplus, a), 2),
             "clone": (a.clone, 2),
             "cat_two": (partial(torch.cat, [a, b]), 4),
+            "cat_last_narrow": (partial(torch.cat, narrow, -1), 2 * 63 * pieces / n),
             "cumprod_last64": (partial(torch.cumprod, wide, -1), 2),
             "cumsum_last64": (partial(torch.cumsum, wide, -1), 2),
             "sum_last64": (partial(wide.sum, -1), 1 + 1 / 64),

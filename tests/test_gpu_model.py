@@ -301,10 +301,27 @@ def test_cuda_probe_benchmarks_run_and_fit_on_the_cpu(monkeypatch) -> None:
         "sort": gpu_probe._sort(torch, timed, "cpu"),
     }
     ops = {r["op"] for r in record["elementwise"]}
-    assert {"add", "cumprod_last64", "sum_last64", "cat_two"} <= ops
+    assert {"add", "cumprod_last64", "sum_last64", "cat_two", "cat_last_narrow"} <= ops
     assert {r["dtype"] for r in record["gemm"]} == {"float32", "tf32", "bfloat16"}
     figures = gpu.fit(record)
     assert {"float32", "tf32", "bfloat16", "bfloat16-unaligned"} <= set(figures["gemm"])
     assert figures["sort_keys_per_s"] > 0 and len(figures["gather"]) == 1
     model = gpu.from_figures("cpu-test", figures)
     assert model.sort_rate == figures["sort_keys_per_s"]
+    assert model.cat_last_bandwidth == pytest.approx(figures["cat_last_gbps"] * 1e9)
+
+
+def test_a_cat_along_a_narrow_last_dimension_uses_the_probed_rate() -> None:
+    figures = {**gpu.scaled("h200"), "cat_last_gbps": 500.0}
+    model = gpu.from_figures("probed", figures)
+    rows = 2**20
+    last = Kernel(
+        "cat", [[rows, 3], [rows, 30], [rows, 30]], ["float32"] * 3, [[rows, 63]], ["float32"]
+    )
+    first = Kernel("cat", [[rows, 3], [rows, 3]], ["float32"] * 2, [[2 * rows, 3]], ["float32"])
+    moved = 2 * 63 * rows * 4  # every piece read once, the output written once
+    assert model.work_seconds(last)[0] == pytest.approx(moved / 500e9)
+    assert model.work_seconds(first)[0] == pytest.approx(4 * 3 * rows * 4 / model.bandwidth)
+    # without a probe's measurement (the H200's stored figures) it is element-wise at W
+    h200 = gpu.gpu_model("h200")
+    assert h200.work_seconds(last)[0] == pytest.approx(moved / h200.bandwidth)
