@@ -56,7 +56,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -146,7 +146,6 @@ class GpuModel:
     """A ``cat`` along a narrow last dimension (measured by a CUDA probe; else ``W``)."""
     tf32: bool = False
     source: str = ""
-    notes: tuple[str, ...] = field(default=())
 
     def __post_init__(self) -> None:
         for name in ("alone_s", "back_to_back_s"):
