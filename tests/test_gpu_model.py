@@ -325,3 +325,43 @@ def test_a_cat_along_a_narrow_last_dimension_uses_the_probed_rate() -> None:
     # without a probe's measurement (the H200's stored figures) it is element-wise at W
     h200 = gpu.gpu_model("h200")
     assert h200.work_seconds(last)[0] == pytest.approx(moved / h200.bandwidth)
+
+
+def test_bad_cuda_probes_and_systems_are_one_error_line(tmp_path: Path, capsys) -> None:
+    assert main(["probe", "--device", "cuda"]) == 1  # where would it go?
+    assert capsys.readouterr().err.strip() == (
+        "error: probe --device cuda: give -o FILE (where to write it)"
+    )
+    trace = tmp_path / "t.trace.json"
+    from nerframe.trace.tracefile import Call, Trace, write_trace
+
+    k = Kernel("relu", [[4]], ["float32"], [[4]], ["float32"])
+    linear = ["torch.nn.modules.linear.Linear"]
+    call = Call(
+        0,
+        None,
+        "fc",
+        linear,
+        {"in_features": 4, "out_features": 4},
+        {},
+        [[8, 4]],
+        [[8, 4]],
+        [],
+        [[]],
+        1e-4,
+        ["float32"],
+        ["float32"],
+        [k],
+    )
+    write_trace(Trace("fc", [call], total_s=1e-4), trace)
+    bad = tmp_path / "bad.probe.json"
+    bad.write_text(json.dumps({"format": "nerframe-probe", "device_kind": "cuda", "gemm": []}))
+    assert main(["trace", "compare", str(trace), "--probe", str(bad)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"error: {bad}: bad CUDA probe")
+    assert main(["trace", "compare", str(trace), "--system", "h200", "--format", "csv"]) == 0
+    out = capsys.readouterr()
+    # one relu alone on the H200: the measured launch of a kernel timed alone
+    assert pl.read_csv(out.out.encode())["predicted_s"].to_list() == pytest.approx(
+        [gpu.gpu_model("h200").alone_s]
+    )
