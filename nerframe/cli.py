@@ -583,14 +583,20 @@ def cmd_trace_capture(args: argparse.Namespace) -> None:
     sys.stderr.write(f"wrote {args.output} ({len(trace.calls)} module calls)\n")
 
 
-def _traced(args: argparse.Namespace) -> TracedGraph:
-    from nerframe.trace.ingest import read_traced_graph
+def _trace_path(args: argparse.Namespace) -> Path:
+    """The command's trace file, refused unless named ``*.trace.json``."""
     from nerframe.trace.tracefile import is_trace_file
 
     if not is_trace_file(args.trace):
         raise InvalidInputError(f"{args.trace}: not a trace file (expected a .trace.json name)")
+    return Path(args.trace)
+
+
+def _traced(args: argparse.Namespace) -> TracedGraph:
+    from nerframe.trace.ingest import read_traced_graph
+
     # the reader warns of unknown modules and guessed B/N (as every command reading a trace)
-    return read_traced_graph(args.trace, args.map or (), args.strict)
+    return read_traced_graph(_trace_path(args), args.map or (), args.strict)
 
 
 def cmd_trace_ops(args: argparse.Namespace) -> None:
@@ -626,7 +632,7 @@ def cmd_trace_compare(args: argparse.Namespace) -> None:
         raise InvalidInputError(
             "trace compare: give --probe (the host model) or --system, not both"
         )
-    trace = read_trace(args.trace)
+    trace = read_trace(_trace_path(args))
     predictor: HostModel | System | gpu.GpuModel
     if args.system is not None and gpu.is_gpu(args.system):
         predictor = gpu.trace_model(args.system, trace)
