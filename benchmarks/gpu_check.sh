@@ -1,50 +1,91 @@
 #!/usr/bin/env bash
-# The one prepared GPU check of issue 18 item 6: capture the tests' tiny NeRF and the
-# two held-out models (benchmarks/heldout_models.py) on a CUDA device with
-# `nerframe trace capture --device cuda` (timed with CUDA events after synchronising)
-# and compare every traced op with the roofline system `h200:fp32` (the models run
-# float32; torch does not use TF32 for float32 matmuls by default). Writes under $OUT.
+# The one prepared GPU check: on a CUDA machine, measure the GPU kernel model's
+# micro-benchmarks (`nerframe probe --device cuda`), capture the tests' tiny NeRF and
+# the two held-out models (benchmarks/heldout_models.py) forward, and one training
+# iteration of each held-out model (`trace capture --train`), then compare every
+# traced op with the GPU kernel model: the H200's figures (`--system h200`) and this
+# machine's probe (`--probe`). Everything is written to one folder, $OUT.
 #
-# What it needs on the device machine (it has no network):
-#   - Python 3.11 and nerframe's dependencies (pyproject.toml: polars, pyarrow, numba,
-#     msgspec, pyyaml, ...), e.g. the repository's .venv carried with the run;
-#   - a CUDA build of torch (e.g. torch 2.13.0+cu12x) installed from a local wheel
-#     (pip install --no-index --find-links WHEELS torch). The CPU torch of this
-#     project's environment is NOT enough: `torch.cuda.is_available()` is then False,
-#     and the script stops with that message before capturing anything.
-#   - an NVIDIA driver matching that CUDA build (nvidia-smi works).
+# Needs: Python with nerframe and its dependencies, a CUDA build of torch, an NVIDIA
+# driver (nvidia-smi). Each stage is guarded (a time limit, its own log): one failing
+# stage loses only its own results. The whole check takes about 2-4 minutes.
 #
-# Run from the repository root:   OUT=/tmp/gpu-out bash benchmarks/gpu_check.sh
-# Results: $OUT/{tiny,vanilla,hashgrid}.trace.json, the comparisons as CSV, the
-# median |log10(measured / predicted)| lines (*.err) and nvidia-smi's report.
-set -euo pipefail
+# Run from the repository root (or anywhere, with NERFRAME and PY pointing at the tools):
+#   OUT=/tmp/gpu-out PY=python NERFRAME=nerframe bash benchmarks/gpu_check.sh
+# Results in $OUT: cuda.probe.json; {tiny,vanilla,hashgrid}.trace.json (forward) and
+# {vanilla,hashgrid}.train.trace.json; per trace *.h200.csv and *.probe.csv (measured
+# vs predicted per op) with the summary lines in *.err; stages.txt (each stage's exit
+# status and seconds); nvidia-smi.txt, versions.txt.
+set -uo pipefail
 OUT=${OUT:-gpu-out}
 PY=${PY:-.venv/bin/python}
 NERFRAME=${NERFRAME:-.venv/bin/nerframe}
+RAYS=${RAYS:-4096}
+DEVICE=${DEVICE:-cuda}  # DEVICE=cpu runs the same stages on the CPU (to check the script)
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(dirname "$HERE")
 mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+: > "$OUT/stages.txt"
+cd "$ROOT" || exit 2
+
+stage() {  # name command...: run one stage, log its output, status and time
+    local name=$1
+    shift
+    local start=$SECONDS
+    "$@" > "$OUT/$name.log" 2>&1
+    local rc=$?
+    echo "$name rc=$rc seconds=$((SECONDS - start))" | tee -a "$OUT/stages.txt"
+    return 0
+}
+
 nvidia-smi > "$OUT/nvidia-smi.txt" 2>&1 || echo "nvidia-smi failed" >> "$OUT/nvidia-smi.txt"
-if ! "$PY" -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)"; then
-    "$PY" -c "import torch; print('torch', torch.__version__, 'CUDA build:', torch.version.cuda)" \
-        > "$OUT/gpu_check.txt" 2>&1 || echo "torch is not importable" > "$OUT/gpu_check.txt"
-    echo "torch has no CUDA here: install a CUDA build of torch from a local wheel (see the header)" \
-        | tee -a "$OUT/gpu_check.txt" >&2
+"$PY" -c "import sys, torch, nerframe; print(sys.version); print('torch', torch.__version__, \
+'cuda', torch.version.cuda, 'available', torch.cuda.is_available()); print('nerframe', \
+nerframe.__version__, nerframe.__file__)" > "$OUT/versions.txt" 2>&1
+cat "$OUT/versions.txt"
+if [ "$DEVICE" = cuda ] && ! "$PY" -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)"; then
+    echo "error: torch has no CUDA here (see $OUT/versions.txt)" | tee -a "$OUT/stages.txt" >&2
     exit 2
 fi
-"$PY" - "$OUT" <<'PY'
+
+# class maps of the models (the model files live in the repository's tests/ and benchmarks/)
+"$PY" - "$OUT" "$ROOT" <<'PY'
 import sys
 from pathlib import Path
-sys.path[:0] = ["tests", "benchmarks"]
+out, root = Path(sys.argv[1]), Path(sys.argv[2])
+sys.path[:0] = [str(root / "tests"), str(root / "benchmarks")]
 import heldout_models, tiny_nerf
-out = Path(sys.argv[1])
 (out / "tiny.yaml").write_text(tiny_nerf.MAP)
 (out / "heldout.yaml").write_text(heldout_models.MAP)
 PY
-run() {  # name target map
-    "$NERFRAME" trace capture "$2" --device cuda --repeats 10 -o "$OUT/$1.trace.json"
-    "$NERFRAME" trace compare "$OUT/$1.trace.json" --map "$3" --system h200:fp32 \
-        --format csv -o "$OUT/$1.h200.csv" 2> "$OUT/$1.err" || true
-    cat "$OUT/$1.err"
+
+stage probe timeout 100 "$NERFRAME" probe --device cuda -o "$OUT/cuda.probe.json"
+
+compare() {  # name map: the trace against the H200 figures and this machine's probe
+    timeout 60 "$NERFRAME" trace compare "$OUT/$1.trace.json" --map "$2" --system h200 \
+        --format csv -o "$OUT/$1.h200.csv" 2> "$OUT/$1.h200.err"
+    cat "$OUT/$1.h200.err"
+    if [ -s "$OUT/cuda.probe.json" ]; then
+        timeout 60 "$NERFRAME" trace compare "$OUT/$1.trace.json" --map "$2" \
+            --probe "$OUT/cuda.probe.json" \
+            --format csv -o "$OUT/$1.probe.csv" 2> "$OUT/$1.probe.err"
+        cat "$OUT/$1.probe.err"
+    fi
 }
-run tiny tests/tiny_nerf.py:build "$OUT/tiny.yaml"
-run vanilla benchmarks/heldout_models.py:build_vanilla "$OUT/heldout.yaml"
-run hashgrid benchmarks/heldout_models.py:build_hashgrid "$OUT/heldout.yaml"
+capture() {  # name target map [flags]: capture on CUDA, then compare
+    local name=$1 target=$2 map=$3
+    shift 3
+    timeout 60 "$NERFRAME" trace capture "$target" --device "$DEVICE" --repeats 10 "$@" \
+        -o "$OUT/$name.trace.json" && compare "$name" "$map"
+}
+export NERFRAME_RAYS=$RAYS
+stage tiny capture tiny tests/tiny_nerf.py:build "$OUT/tiny.yaml"
+stage vanilla capture vanilla benchmarks/heldout_models.py:build_vanilla "$OUT/heldout.yaml"
+stage hashgrid capture hashgrid benchmarks/heldout_models.py:build_hashgrid "$OUT/heldout.yaml"
+stage vanilla.train capture vanilla.train benchmarks/heldout_models.py:build_vanilla \
+    "$OUT/heldout.yaml" --train
+stage hashgrid.train capture hashgrid.train benchmarks/heldout_models.py:build_hashgrid \
+    "$OUT/heldout.yaml" --train
+grep -h "median\|whole\|error" "$OUT"/*.err 2>/dev/null | sort | uniq -c | head -40
+echo "results in $OUT"

@@ -20,12 +20,14 @@ from __future__ import annotations
 
 import itertools
 import math
+import os
 
 import torch
 from torch import nn
 
-RAYS, SAMPLES = 128, 64
-"""8,192 points per forward: a batch that takes about a second on a 2-core CPU."""
+RAYS, SAMPLES = int(os.environ.get("NERFRAME_RAYS", "128")), 64
+"""8,192 points per forward (128 rays, or ``$NERFRAME_RAYS``): a batch that takes about a
+second on a 2-core CPU."""
 
 MAP = """
 classes:

@@ -545,6 +545,24 @@ def cmd_validate(args: argparse.Namespace) -> None:
 def cmd_probe(args: argparse.Namespace) -> None:
     from nerframe.probing import probe, probe_path, summary
 
+    if args.device == "cuda":
+        from nerframe.gpu import fit
+        from nerframe.gpu_probe import probe_cuda, write_probe
+
+        if args.output is None:
+            raise InvalidInputError("probe --device cuda: give -o FILE (where to write it)")
+        measured = probe_cuda()
+        figures = fit(measured)
+        write_probe(measured, args.output)
+        sys.stdout.write(
+            f"{measured['device']} (torch {measured['torch']}, CUDA {measured['cuda']}): "
+            f"kernel {figures['alone_s'] * 1e6:.3g} us alone, "
+            f"{figures['back_to_back_s'] * 1e6:.3g} us back to back; "
+            f"{figures['bandwidth_gbps']:.4g} GB/s; float32 GEMM up to "
+            f"{figures['gemm']['float32']['peak_tflops']:.3g} TFLOP/s\n"
+        )
+        sys.stderr.write(f"wrote {args.output}\n")
+        return
     record = probe(args.output, force=args.force, threads=args.threads)
     if record["busy"]:
         before, after = record["load"][0], record["load_after"][0]
@@ -574,6 +592,7 @@ def cmd_trace_capture(args: argparse.Namespace) -> None:
             grad=args.grad,
             device=args.device,
             threads=args.threads,
+            train=args.train,
         )
     except NerframeError:
         raise
@@ -583,14 +602,20 @@ def cmd_trace_capture(args: argparse.Namespace) -> None:
     sys.stderr.write(f"wrote {args.output} ({len(trace.calls)} module calls)\n")
 
 
-def _traced(args: argparse.Namespace) -> TracedGraph:
-    from nerframe.trace.ingest import read_traced_graph
+def _trace_path(args: argparse.Namespace) -> Path:
+    """The command's trace file, refused unless named ``*.trace.json``."""
     from nerframe.trace.tracefile import is_trace_file
 
     if not is_trace_file(args.trace):
         raise InvalidInputError(f"{args.trace}: not a trace file (expected a .trace.json name)")
+    return Path(args.trace)
+
+
+def _traced(args: argparse.Namespace) -> TracedGraph:
+    from nerframe.trace.ingest import read_traced_graph
+
     # the reader warns of unknown modules and guessed B/N (as every command reading a trace)
-    return read_traced_graph(args.trace, args.map or (), args.strict)
+    return read_traced_graph(_trace_path(args), args.map or (), args.strict)
 
 
 def cmd_trace_ops(args: argparse.Namespace) -> None:
@@ -615,6 +640,7 @@ def cmd_trace_ops(args: argparse.Namespace) -> None:
 
 
 def cmd_trace_compare(args: argparse.Namespace) -> None:
+    from nerframe import gpu
     from nerframe.probing import host_predictor
     from nerframe.rooflines import System, system
     from nerframe.trace.compare import compare, median_log_error
@@ -625,7 +651,16 @@ def cmd_trace_compare(args: argparse.Namespace) -> None:
         raise InvalidInputError(
             "trace compare: give --probe (the host model) or --system, not both"
         )
-    predictor = system(args.system) if args.system is not None else host_predictor(args.probe)
+    trace = read_trace(_trace_path(args))
+    predictor: HostModel | System | gpu.GpuModel
+    if args.system is not None and gpu.is_gpu(args.system):
+        predictor = gpu.trace_model(args.system, trace)
+    elif args.system is not None:
+        predictor = system(args.system)
+    elif args.probe is not None and gpu.is_gpu_probe(args.probe):
+        predictor = gpu.probe_model(args.probe, trace)
+    else:
+        predictor = host_predictor(args.probe)
     if isinstance(predictor, System) and args.system is None:
         _warn([f"{args.probe or 'the probe result'} is version 1: predicted with its roofline"])
     table = compare(_traced(args).measured, predictor)
@@ -633,8 +668,12 @@ def cmd_trace_compare(args: argparse.Namespace) -> None:
     error = median_log_error(table)
     if error is not None:
         sys.stderr.write(f"median |log10(measured / predicted)|: {error:.3g} (x{10**error:.3g})\n")
-    trace = read_trace(args.trace)
-    forward = None if isinstance(predictor, System) else predict_forward(predictor, trace)
+    if isinstance(predictor, gpu.GpuModel):
+        forward = gpu.predict_forward(predictor, trace)
+    elif isinstance(predictor, HostModel):
+        forward = predict_forward(predictor, trace)
+    else:
+        forward = None
     if (
         isinstance(predictor, HostModel)
         and trace.threads
@@ -647,7 +686,13 @@ def cmd_trace_compare(args: argparse.Namespace) -> None:
                 f"{predictor.threads}: probe with --threads {trace.threads}"
             ]
         )
-    if forward and trace.total_s:
+    if forward and trace.train is not None and trace.train.iteration_s:
+        measured = trace.train.iteration_s
+        sys.stderr.write(
+            f"whole iteration: measured {measured:.4g} s, predicted {forward:.4g} s "
+            f"(measured / predicted {measured / forward:.3g})\n"
+        )
+    elif forward and trace.total_s:
         sys.stderr.write(
             f"whole forward: measured {trace.total_s:.4g} s, predicted {forward:.4g} s "
             f"(measured / predicted {trace.total_s / forward:.3g})\n"
@@ -670,6 +715,12 @@ def _trace_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
         help="measure even when the 1-minute load exceeds the CPU count minus 0.5",
     )
     p.add_argument("--threads", type=positive, help="torch intra-op threads [as set]")
+    p.add_argument(
+        "--device",
+        choices=("cpu", "cuda"),
+        default="cpu",
+        help="cuda: the GPU kernel model's micro-benchmarks (needs -o) [cpu]",
+    )
     p.set_defaults(run=cmd_probe)
 
     trace = sub.add_parser("trace", help="traces of live PyTorch models")
@@ -682,8 +733,14 @@ def _trace_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
     p.add_argument(
         "--grad",
         action="store_true",
-        help="run with autograd on (default: no_grad); only the forward pass is recorded: "
-        "a backward pass or a training step is not traced",
+        help="run with autograd on (default: no_grad); only the forward pass is recorded "
+        "(--train records a training iteration)",
+    )
+    p.add_argument(
+        "--train",
+        action="store_true",
+        help="record one training iteration: forward, loss (mean square of the output), "
+        "backward per module and an Adam step",
     )
     p.add_argument(
         "--device",

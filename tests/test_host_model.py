@@ -387,5 +387,5 @@ def test_cli_trace_compare_with_the_host_model(tmp_path: Path, capsys) -> None:
     args = ["trace", "compare", str(trace), "--probe", str(probe), "--system", "h200"]
     assert main(args) == 1
     assert "give --probe (the host model) or --system, not both" in capsys.readouterr().err
-    assert main(["trace", "compare", str(trace), "--system", "h200:fp32", "--format", "csv"]) == 0
+    assert main(["trace", "compare", str(trace), "--system", "neurex", "--format", "csv"]) == 0
     assert "whole forward" not in capsys.readouterr().err  # a roofline: per op only

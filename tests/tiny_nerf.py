@@ -40,9 +40,11 @@ class RaySampler(nn.Module):
         self.num_samples, self.near, self.far = num_samples, near, far
 
     def forward(self, origins: torch.Tensor, directions: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        t = torch.linspace(self.near, self.far, self.num_samples)
+        # device=: the sampler's tensors live where the rays do (a CUDA capture)
+        t = torch.linspace(self.near, self.far, self.num_samples, device=origins.device)
         points = origins[:, None, :] + directions[:, None, :] * t[None, :, None]
-        deltas = torch.full((*points.shape[:2], 1), (self.far - self.near) / self.num_samples)
+        step = (self.far - self.near) / self.num_samples
+        deltas = torch.full((*points.shape[:2], 1), step, device=origins.device)
         return points, deltas + 0 * points[..., :1]
 
 

@@ -75,6 +75,34 @@ class CallRecord(msgspec.Struct, forbid_unknown_fields=True, kw_only=True, gc=Fa
     """Median inclusive wall time of the call."""
     kernels: list[KernelRecord] = []
     """The torch functions the call ran itself, in order; empty before version 3."""
+    backward_s: Seconds = 0.0
+    """A training trace: median inclusive time of the call's backward (its autograd
+    nodes and its descendants')."""
+    backward_kernels: list[KernelRecord] = []
+    """A training trace: the aten functions its own autograd nodes ran in the backward."""
+
+
+class TrainRecord(msgspec.Struct, forbid_unknown_fields=True, kw_only=True, gc=False):
+    """One training iteration (``trace capture --train``): forward, loss, backward, step."""
+
+    loss: str = "output.square().mean()"
+    """The loss the backward starts from."""
+    optimizer: str = "torch.optim.Adam"
+    """The optimizer whose step ends the iteration."""
+    parameters: Size = 0
+    """Trainable parameters (elements) the optimizer updates."""
+    loss_s: Seconds = 0.0
+    """Median time of the loss's forward."""
+    backward_s: Seconds = 0.0
+    """Median time of the whole ``loss.backward()``."""
+    optimizer_s: Seconds = 0.0
+    """Median time of ``optimizer.step()``."""
+    iteration_s: Seconds = 0.0
+    """Median time of the whole iteration (forward, loss, backward, step)."""
+    loss_kernels: list[KernelRecord] = []
+    """The loss's forward kernels and the backward's kernels outside every module."""
+    optimizer_kernels: list[KernelRecord] = []
+    """The functions the optimizer step ran."""
 
 
 class TraceFile(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
@@ -102,3 +130,5 @@ class TraceFile(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     """torch's intra-op threads during the capture (0: not recorded, before version 3)."""
     extra: dict[str, Any] = {}
     """Anything else, kept as is."""
+    train: TrainRecord | None = None
+    """A training trace (``trace capture --train``): the iteration's other parts."""

@@ -135,6 +135,7 @@ def capture(
     device: str = "cpu",
     timer: Timer | None = None,
     threads: int | None = None,
+    train: bool = False,
 ) -> Trace:
     """Record `model(*inputs)`: every module call with its classes, module path, key
     attributes, parameter shapes, input and output shapes, provenance edges and
@@ -142,7 +143,9 @@ def capture(
     the kernels each call ran. `device` is ``cpu`` or ``cuda`` (the model and its
     tensor inputs are moved there; CUDA calls are timed with `CudaTimer`); `timer`
     replaces the clock (tests inject one); `threads` sets torch's intra-op threads for
-    the capture (default: as they are; the trace records the count).
+    the capture (default: as they are; the trace records the count). `train` records
+    one training iteration instead (`nerframe.trace.training`: forward, loss, backward
+    per module, Adam step).
 
     >>> import importlib.util
     >>> if importlib.util.find_spec("torch"):  # the example needs nerframe[trace]
@@ -170,6 +173,11 @@ def capture(
     if threads is not None:
         torch.set_num_threads(threads)
     try:
+        if train:
+            from nerframe.trace.training import capture_train
+
+            clock = timer or (CudaTimer(torch) if device == "cuda" else Timer())
+            return capture_train(torch, model, inputs, repeats, warmup, name, device, clock)
         return _capture(torch, model, inputs, repeats, warmup, grad, name, device, timer)
     finally:
         torch.set_num_threads(restore)
@@ -230,6 +238,10 @@ def _capture(
         torch=str(torch.__version__),
         device=device,
         threads=torch.get_num_threads(),
+        # the GPU model runs float32 GEMMs on TF32 tensor cores only when this was on
+        extra={"tf32_matmul": bool(torch.backends.cuda.matmul.allow_tf32)}
+        if device == "cuda"
+        else {},
     )
 
 
@@ -272,6 +284,10 @@ class _Recorder:
     def kernel(self, func: Any, args: Any, kwargs: Any, outputs: list[Any]) -> None:
         """Record torch function `func` as a kernel of the innermost open call."""
         name = str(getattr(func, "__name__", None) or type(func).__name__)
+        self.calls[self.stack[-1]]["kernels"].append(self.describe(name, args, kwargs, outputs))
+
+    def describe(self, name: str, args: Any, kwargs: Any, outputs: list[Any]) -> Kernel:
+        """The kernel record of a call of function `name` that returned `outputs`."""
         inputs = list(self.tensors((args, kwargs)))
         first = outputs[0]
         if kwargs.get("out") is not None or kwargs.get("inplace") is True or _in_place(name):
@@ -280,15 +296,13 @@ class _Recorder:
             memory = "view"
         else:
             memory = "fresh"
-        self.calls[self.stack[-1]]["kernels"].append(
-            Kernel(
-                name,
-                [list(t.shape) for t in inputs],
-                [_dtype(t) for t in inputs],
-                [list(t.shape) for t in outputs],
-                [_dtype(t) for t in outputs],
-                memory,
-            )
+        return Kernel(
+            name,
+            [list(t.shape) for t in inputs],
+            [_dtype(t) for t in inputs],
+            [list(t.shape) for t in outputs],
+            [_dtype(t) for t in outputs],
+            memory,
         )
 
     @staticmethod

@@ -2,8 +2,9 @@
 
 The prediction is the host model's (`nerframe.trace.host`: fixed costs plus each
 kernel's time at the rates ``nerframe probe`` measured on this machine) when given
-a `HostModel`, else the op's roofline time on a system: the larger of its FLOPs
-over the peak and its bytes over the bandwidth. ``ratio`` is measured over
+a `HostModel`, the GPU kernel model's (`nerframe.gpu`: each kernel's launch cost and
+work on that GPU) when given a `GpuModel`, else the op's roofline time on a system:
+the larger of its FLOPs over the peak and its bytes over the bandwidth. ``ratio`` is measured over
 predicted; ``log_error`` is ``|log10(ratio)|`` (1.0: off by 10×), and
 `median_log_error` summarises a comparison in one number.
 
@@ -18,6 +19,7 @@ import polars as pl
 
 from nerframe import schemas
 from nerframe.errors import InvalidInputError, NerframeError
+from nerframe.gpu import GpuModel
 from nerframe.rooflines import System, roofline
 from nerframe.trace.host import HostModel, predict_kernels
 from nerframe.trace.tracefile import Kernel
@@ -28,7 +30,9 @@ def _typed(table: pl.DataFrame) -> pl.DataFrame:
     return table.select(pl.col(name).cast(dtype) for name, dtype in schemas.MEASURED.items())
 
 
-def compare(measured: pl.DataFrame, system: System | str | HostModel = "host") -> pl.DataFrame:
+def compare(
+    measured: pl.DataFrame, system: System | str | HostModel | GpuModel = "host"
+) -> pl.DataFrame:
     """One row per traced op (a `TracedGraph`'s ``measured`` table): measured and
     predicted seconds on `system` (a roofline system, or the host model), their
     ratio and its |log10|. An op predicted to take no time (no FLOPs, no bytes) or
@@ -46,7 +50,7 @@ def compare(measured: pl.DataFrame, system: System | str | HostModel = "host") -
     missing = [c for c in ("measured_s", "path", "approximate") if c not in measured.columns]
     if missing:
         raise InvalidInputError(f"compare: not a traced graph's measured table (no {missing[0]})")
-    if isinstance(system, HostModel):
+    if isinstance(system, HostModel | GpuModel):
         predicted = _host_predictions(measured, system)
     else:
         predicted = roofline(measured, [system]).select(
@@ -62,17 +66,27 @@ def compare(measured: pl.DataFrame, system: System | str | HostModel = "host") -
     )
 
 
-def _host_predictions(measured: pl.DataFrame, model: HostModel) -> pl.DataFrame:
-    """Each row's host-model time: from its kernels, else (no kernels recorded) its costs."""
+def _host_predictions(measured: pl.DataFrame, model: HostModel | GpuModel) -> pl.DataFrame:
+    """Each row's host-model (or GPU-model) time: from its kernels, else (no kernels
+    recorded) its costs."""
     has_kernels = "kernels" in measured.columns
     seconds: list[float] = []
     bounds: list[str] = []
+    name = model.name if isinstance(model, GpuModel) else "host"
     for row in measured.iter_rows(named=True):
         records = row["kernels"] if has_kernels else None
         if records:
-            p = predict_kernels(model, [Kernel(**k) for k in records], row.get("modules") or 1)
+            kernels, modules = [Kernel(**k) for k in records], row.get("modules") or 1
+            p = (
+                model.predict(kernels, modules)
+                if isinstance(model, GpuModel)
+                else predict_kernels(model, kernels, modules)
+            )
             seconds.append(p.total_s)
             bounds.append(p.bound)
+        elif isinstance(model, GpuModel):
+            seconds.append(model.costs_seconds(row["flops"], row["bytes_total"]))
+            bounds.append("memory")
         else:
             seconds.append(model.costs_seconds(row["flops"], row["bytes_total"]))
             best = max(g[4] for g in model.gemm)
@@ -81,7 +95,7 @@ def _host_predictions(measured: pl.DataFrame, model: HostModel) -> pl.DataFrame:
     return pl.DataFrame(
         {
             "op_id": measured["op_id"],
-            "system": pl.Series(["host"] * measured.height, dtype=pl.String),
+            "system": pl.Series([name] * measured.height, dtype=pl.String),
             "predicted_s": pl.Series(seconds, dtype=pl.Float64),
             "bound": pl.Series(bounds, dtype=pl.String),
         }

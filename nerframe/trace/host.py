@@ -391,8 +391,9 @@ def predict_kernels(model: HostModel, kernels: Sequence[Kernel], modules: int) -
     return Prediction(fixed, terms["gemm"], terms["gather"], terms["data"])
 
 
-def inclusive(trace: Trace) -> dict[int, tuple[list[Kernel], int]]:
-    """Per call: the kernels it and its descendants ran, in order, and their module count.
+def inclusive(trace: Trace, *, backward: bool = False) -> dict[int, tuple[list[Kernel], int]]:
+    """Per call: the kernels it and its descendants ran, in order, and their module count
+    (`backward`: their backward kernels, in a training trace).
 
     >>> from nerframe.trace.tracefile import Call
     >>> k = Kernel("relu", [[4]], ["float32"], [[4]], ["float32"])
@@ -401,7 +402,9 @@ def inclusive(trace: Trace) -> dict[int, tuple[list[Kernel], int]]:
     >>> {c: (len(ks), n) for c, (ks, n) in inclusive(Trace("m", calls)).items()}
     {0: (3, 2), 1: (2, 1)}
     """
-    found: dict[int, tuple[list[Kernel], int]] = {c.id: (list(c.kernels), 1) for c in trace.calls}
+    found: dict[int, tuple[list[Kernel], int]] = {
+        c.id: (list(c.backward_kernels if backward else c.kernels), 1) for c in trace.calls
+    }
     for c in reversed(trace.calls):  # children come after their parents
         if c.parent is not None:
             kernels, count = found[c.parent]
@@ -412,8 +415,21 @@ def inclusive(trace: Trace) -> dict[int, tuple[list[Kernel], int]]:
 
 def predict_forward(model: HostModel, trace: Trace) -> float | None:
     """The predicted time of one whole forward: every call at the top of the trace,
-    inclusive (None when the trace records no kernels, versions 1 and 2)."""
+    inclusive (None when the trace records no kernels, versions 1 and 2); of a training
+    trace, the whole iteration: the forward, the loss, the backward and the step."""
     if not any(c.kernels for c in trace.calls):
         return None
     work = inclusive(trace)
-    return sum(predict_kernels(model, *work[c.id]).total_s for c in trace.calls if c.parent is None)
+    total = sum(
+        predict_kernels(model, *work[c.id]).total_s for c in trace.calls if c.parent is None
+    )
+    if trace.train is not None:
+        back = inclusive(trace, backward=True)
+        total += sum(
+            predict_kernels(model, back[c.id][0], 0).total_s
+            for c in trace.calls
+            if c.parent is None
+        )
+        extra = [*trace.train.loss_kernels, *trace.train.optimizer_kernels]
+        total += predict_kernels(model, extra, 0).total_s
+    return total

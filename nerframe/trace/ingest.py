@@ -148,10 +148,22 @@ def trace_graph(
     records = [builder.record(row) for row in range(len(builder.rows))]
     edges = builder.edges()
     builder.batch(records, edges)
+    if trace.train is not None:
+        # a training trace: each row's backward twin after every forward row, its data
+        # edges reversed (a gradient flows from consumer to producer)
+        n = len(records)
+        records += [{**r, "backward": True} for r in records]
+        edges |= {(n + b, n + a) for a, b in edges} | {(i, n + i) for i in range(n)}
     _warn_unmodelled(trace, builder, unknown)
     graph_name = name or trace.model or "trace"
     try:
-        base = graph(graph_name, records, sorted(edges), frame_pixels=frame_pixels)
+        base = graph(
+            graph_name,
+            records,
+            sorted(edges),
+            frame_pixels=frame_pixels,
+            kind="inference" if trace.train is None else "training",
+        )
     except NerframeError as e:
         raise InvalidInputError(f"trace {trace.model!r}: {e}") from None
     return TracedGraph(
@@ -435,19 +447,23 @@ class _Builder:
         table = costs(g.ops).select(
             "graph", "op_id", "op_type", "category", "backward", "flops", "bytes_total", "intensity"
         )
+        rows = [(c, work[c.id], c.time_s, i) for i, (c, _) in enumerate(self.rows)]
+        if self.trace.train is not None:  # the backward twins (`trace_graph`)
+            back = inclusive(self.trace, backward=True)
+            rows += [(c, back[c.id], c.backward_s, i) for i, (c, _) in enumerate(self.rows)]
         return table.with_columns(
-            path=pl.Series([c.path for c, _ in self.rows], dtype=pl.String),
-            **{"class": pl.Series([c.name for c, _ in self.rows], dtype=pl.String)},
-            measured_s=pl.Series([c.time_s for c, _ in self.rows], dtype=pl.Float64),
+            path=pl.Series([c.path for c, _, _, _ in rows], dtype=pl.String),
+            **{"class": pl.Series([c.name for c, _, _, _ in rows], dtype=pl.String)},
+            measured_s=pl.Series([seconds for _, _, seconds, _ in rows], dtype=pl.Float64),
             approximate=pl.Series(
-                ["; ".join(self.approximate[i]) or None for i in range(len(self.rows))],
+                ["; ".join(self.approximate[i]) or None for _, _, _, i in rows],
                 dtype=pl.String,
             ),
             kernels=pl.Series(
-                [[asdict(k) for k in work[c.id][0]] for c, _ in self.rows],
+                [[asdict(k) for k in ran[0]] for _, ran, _, _ in rows],
                 dtype=pl.List(KERNEL),
             ),
-            modules=pl.Series([work[c.id][1] for c, _ in self.rows], dtype=pl.Int32),
+            modules=pl.Series([ran[1] for _, ran, _, _ in rows], dtype=pl.Int32),
         )
 
 

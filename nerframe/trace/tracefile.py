@@ -50,11 +50,16 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from nerframe.atomic import atomic_path
 from nerframe.errors import InvalidInputError
+
+if TYPE_CHECKING:
+    from nerframe.formats.trace import KernelRecord
 
 FORMAT = "nerframe-trace"
 VERSION = 3
@@ -109,6 +114,8 @@ class Call:
     input_dtypes: list[str] = field(default_factory=list)
     output_dtypes: list[str] = field(default_factory=list)
     kernels: list[Kernel] = field(default_factory=list)
+    backward_s: float = 0.0
+    backward_kernels: list[Kernel] = field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -118,6 +125,26 @@ class Call:
         'pkg.Net'
         """
         return self.classes[0]
+
+
+@dataclass(frozen=True)
+class Training:
+    """One training iteration's parts outside the module calls (``capture --train``):
+    the loss and the optimizer, their times and kernels, and the whole iteration's time.
+
+    >>> Training(iteration_s=0.01).optimizer
+    'torch.optim.Adam'
+    """
+
+    loss: str = "output.square().mean()"
+    optimizer: str = "torch.optim.Adam"
+    parameters: int = 0
+    loss_s: float = 0.0
+    backward_s: float = 0.0
+    optimizer_s: float = 0.0
+    iteration_s: float = 0.0
+    loss_kernels: list[Kernel] = field(default_factory=list)
+    optimizer_kernels: list[Kernel] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -138,6 +165,7 @@ class Trace:
     extra: dict[str, object] = field(default_factory=dict)
     device: str = "cpu"
     threads: int = 0
+    train: Training | None = None
 
 
 def is_trace_file(path: str | Path) -> bool:
@@ -168,13 +196,22 @@ def write_trace(trace: Trace, path: str | Path) -> Path:
         "total_s": trace.total_s,
         "device": trace.device,
         "threads": trace.threads,
-        "calls": [asdict(c) for c in trace.calls],
+        "calls": [_call_document(c, trace.train is not None) for c in trace.calls],
         **({"extra": trace.extra} if trace.extra else {}),
+        **({"train": asdict(trace.train)} if trace.train is not None else {}),
     }
     path = Path(path)
     with atomic_path(path) as tmp:
         tmp.write_text(json.dumps(document, sort_keys=True, indent=1) + "\n")
     return path
+
+
+def _call_document(call: Call, train: bool) -> dict[str, object]:
+    """A call as written: a forward trace's calls have no backward fields."""
+    document = asdict(call)
+    if not train:
+        del document["backward_s"], document["backward_kernels"]
+    return document
 
 
 def read_trace(path: str | Path) -> Trace:
@@ -230,10 +267,9 @@ def parse_trace(document: object, *, source: str = "trace") -> Trace:
             time_s=c.time_s,
             input_dtypes=c.input_dtypes,
             output_dtypes=c.output_dtypes,
-            kernels=[
-                Kernel(k.name, k.inputs, k.input_dtypes, k.outputs, k.output_dtypes, k.memory)
-                for k in c.kernels
-            ],
+            kernels=_kernels(c.kernels),
+            backward_s=c.backward_s,
+            backward_kernels=_kernels(c.backward_kernels),
         )
         for c in declared.calls
     ]
@@ -249,7 +285,27 @@ def parse_trace(document: object, *, source: str = "trace") -> Trace:
         extra=declared.extra,
         device=declared.device,
         threads=declared.threads,
+        train=None
+        if declared.train is None
+        else Training(
+            loss=declared.train.loss,
+            optimizer=declared.train.optimizer,
+            parameters=declared.train.parameters,
+            loss_s=declared.train.loss_s,
+            backward_s=declared.train.backward_s,
+            optimizer_s=declared.train.optimizer_s,
+            iteration_s=declared.train.iteration_s,
+            loss_kernels=_kernels(declared.train.loss_kernels),
+            optimizer_kernels=_kernels(declared.train.optimizer_kernels),
+        ),
     )
+
+
+def _kernels(records: Sequence[KernelRecord]) -> list[Kernel]:
+    return [
+        Kernel(k.name, k.inputs, k.input_dtypes, k.outputs, k.output_dtypes, k.memory)
+        for k in records
+    ]
 
 
 def _check_call(call: Call, position: int, calls: list[Call], source: str) -> None:
@@ -270,7 +326,7 @@ def _check_call(call: Call, position: int, calls: list[Call], source: str) -> No
             raise InvalidInputError(
                 f"{where}: {name} has {len(dtypes)} entries for {len(tensors)} tensors"
             )
-    for position, k in enumerate(call.kernels):
+    for position, k in enumerate([*call.kernels, *call.backward_kernels]):
         for name, dtypes, tensors in (
             ("input_dtypes", k.input_dtypes, k.inputs),
             ("output_dtypes", k.output_dtypes, k.outputs),

@@ -1,0 +1,635 @@
+"""The GPU kernel model: a traced torch call's time on a GPU, kernel by kernel.
+
+PyTorch runs a module as many small kernels; on a GPU each costs a fixed launch
+time however little work it does, and a narrow GEMM reaches a few per cent of the
+peak. The model therefore classes every recorded torch call (a *kernel*,
+`nerframe.trace.tracefile.Kernel`) and gives it a **work** time from its class's
+rate:
+
+- **view** (``memory == "view"``: reshape, slicing, ``expand``) and any call that
+  moves no tensor data: free, no launch;
+- **gemm** (``linear``, ``matmul``, ``addmm``…; ``M×K`` by ``K×N``, ``M`` the
+  output's rows): ``max(2·M·K·N / R, bytes / W)`` with ``R = P · K/(K+k0) ·
+  N/(N+n0) · M/(M+m0)`` fitted per dtype (``P``, ``k0``, ``n0``, ``m0``); float32
+  runs at the FP32 fit unless the trace recorded TF32 on; float16/bfloat16 have
+  an *aligned* fit (K and N multiples of 8, the tensor-core path) and an unaligned
+  one;
+- **gather** (``__getitem__``, ``index_select``… with an integer index tensor):
+  ``max(lookups / G(table bytes), bytes / W)``, ``G`` interpolated in log-log by the
+  table's bytes (a table that fits the L2 cache is read faster); a scatter-add (a
+  gather's backward: ``index_put``, ``index_add``…, `SCATTERS`) likewise, its table
+  being its output;
+- **sort** (``sort``, ``argsort``, ``topk``, ``unique``): ``keys / S``;
+- **scan** (``cumsum``, ``cumprod``…): bytes at the scan bandwidth ``W_scan`` (a
+  cumulative product along a short last dimension is far below DRAM bandwidth),
+  or at ``W`` when the input's last dimension is 1 (the scan then runs along an
+  outer dimension, which torch does with a different, element-wise-speed kernel);
+- **reduce** (``sum``, ``prod``, ``mean``… with fewer outputs than inputs): bytes at
+  ``W_reduce``;
+- **elementwise** (everything else: arithmetic, special functions, ``cat``,
+  ``where``, casts, copies, factories): bytes (inputs and outputs at their dtypes)
+  at ``W``; a ``cat`` along the last dimension at ``W_cat`` when a CUDA probe
+  measured it (rows of a few floats from several pieces copy slower).
+
+A timed region (one module call, measured with CUDA events) of kernels ``k`` takes
+``(alone_s - back_to_back_s) + Σ max(back_to_back_s, work_k)``: the host launches
+a kernel every ``back_to_back_s`` at best, so a kernel shorter than that leaves the
+GPU waiting, a longer one hides the next launches; a region pays once the extra
+cost of a kernel timed alone (``alone_s``: the event and the first launch). No two
+torch calls are fused (eager PyTorch launches each), and a call is one kernel (the
+H200 profiles count 275 kernels for the hash-grid NeRF's 275 non-view calls).
+
+The figures of one GPU are fitted by `fit` from micro-benchmarks (``nerframe probe
+--device cuda``, or the H200 reference measurements stored in
+``nerframe/systems/h200.json``); other GPUs are scaled from the H200's by data-sheet
+ratios (`scaled`, ``docs/gpus.md``).
+
+>>> m = gpu_model("h200")
+>>> from nerframe.trace.tracefile import Kernel, Trace, dtype_bits
+>>> relu = Kernel("relu", [[256]], ["float32"], [[256]], ["float32"])
+>>> round(m.predict([relu, relu]).total_s * 1e6, 1)  # launch-bound: alone + one back-to-back
+33.2
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from nerframe.errors import InvalidInputError
+from nerframe.trace.host import (
+    GATHERS,
+    GEMMS,
+    REDUCTIONS,
+    SCANS,
+    Prediction,
+    _loglog,
+    _nbytes,
+)
+from nerframe.trace.tracefile import Kernel, Trace, dtype_bits
+
+SCATTERS = frozenset(
+    {
+        "index_put",
+        "index_put_",
+        "_index_put_impl_",
+        "index_add",
+        "index_add_",
+        "scatter_add",
+        "scatter_add_",
+        "embedding_dense_backward",
+    }
+)
+"""Kernels that add rows into a table at indices (a gather's backward): torch sorts the
+indices (a sort of `lookups` keys, as long as the sort class's 32-bit keys times the
+index width over 32 bits: a radix sort's passes grow with the key's bits), then adds the
+rows at the gather rate of a table of the output's size (an assumption: adding to a
+random row costs as much as reading it)."""
+
+SORTS = frozenset({"sort", "argsort", "topk", "unique", "msort"})
+"""Kernels that sort (a radix sort on a GPU): limited by the sort rate (keys/s)."""
+
+HALF = ("float16", "bfloat16")
+"""Dtypes with a tensor-core GEMM path (aligned K and N)."""
+
+REFERENCE = "h200"
+"""The GPU whose figures are measured (``nerframe/systems/h200.json``); others are scaled."""
+
+ELEMENTWISE_OPS = ("add", "mul_scalar", "sin", "exp", "relu", "sigmoid", "softplus", "clone")
+"""Micro-benchmark ops whose largest size gives the element-wise bandwidth ``W``."""
+
+
+@dataclass(frozen=True)
+class GemmFit:
+    """A GEMM rate ``P · K/(K+k0) · N/(N+n0) · M/(M+m0)`` (FLOP/s).
+
+    >>> GemmFit(1e12, 0.0, 0.0, 0.0).rate(64, 64, 64)
+    1000000000000.0
+    """
+
+    peak: float
+    k0: float
+    n0: float
+    m0: float
+
+    def rate(self, m: float, k: float, n: float) -> float:
+        """FLOP/s of an ``m × k`` by ``k × n`` product."""
+        return self.peak * (k / (k + self.k0)) * (n / (n + self.n0)) * (m / (m + self.m0))
+
+
+@dataclass(frozen=True)
+class GpuModel:
+    """One GPU's kernel figures (see the module docstring): fixed costs (s), bandwidths
+    (bytes/s), GEMM fits by key (``float32``, ``tf32``, ``bfloat16``,
+    ``bfloat16-unaligned``…), gathers as (table bytes, lookups/s), sort in keys/s.
+
+    >>> m = gpu_model("h200")
+    >>> m.alone_s > m.back_to_back_s > 0
+    True
+    """
+
+    name: str
+    alone_s: float
+    back_to_back_s: float
+    bandwidth: float
+    reduce_bandwidth: float
+    scan_bandwidth: float
+    gather: tuple[tuple[float, float], ...]
+    sort_rate: float
+    gemm: Mapping[str, GemmFit]
+    cat_last_bandwidth: float = math.inf
+    """A ``cat`` along a narrow last dimension (measured by a CUDA probe; else ``W``)."""
+    tf32: bool = False
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        for name in ("alone_s", "back_to_back_s"):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value >= 0):
+                raise InvalidInputError(f"GPU model {self.name}: {name} must be >= 0")
+        for name in ("bandwidth", "reduce_bandwidth", "scan_bandwidth", "sort_rate"):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value > 0):
+                raise InvalidInputError(f"GPU model {self.name}: {name} must be > 0")
+        if not self.gather or "float32" not in self.gemm:
+            raise InvalidInputError(f"GPU model {self.name}: needs gathers and a float32 GEMM")
+
+    def gemm_fit(self, dtype: str, k: int, n: int) -> GemmFit:
+        """The fit a GEMM of `dtype` runs at: TF32 for float32 only when recorded on;
+        a half dtype's unaligned fit when K or N is not a multiple of 8.
+
+        >>> m = gpu_model("h200")
+        >>> m.gemm_fit("float32", 64, 64) is m.gemm["float32"]
+        True
+        >>> m.gemm_fit("bfloat16", 63, 256) is m.gemm["bfloat16-unaligned"]
+        True
+        """
+        if dtype == "float32" and self.tf32:
+            if "tf32" in self.gemm:
+                return self.gemm["tf32"]
+            if "bfloat16" in self.gemm:  # TF32's dense tensor peak is half FP16/BF16's
+                half = self.gemm["bfloat16"]
+                return replace(half, peak=half.peak / 2)
+        if dtype in HALF:
+            key = dtype if k % 8 == 0 and n % 8 == 0 else f"{dtype}-unaligned"
+            return self.gemm.get(key) or self.gemm.get(dtype) or self.gemm["float32"]
+        return self.gemm.get(dtype) or self.gemm["float32"]
+
+    def gather_rate(self, table_bytes: float) -> float:
+        """Lookups/s from a table of `table_bytes` (log-log between the measured tables)."""
+        return _loglog(self.gather, table_bytes)
+
+    def work_seconds(self, kernel: Kernel) -> tuple[float, str]:
+        """(work seconds, class) of one kernel, without its launch cost; class is
+        ``view`` (free), ``gemm``, ``gather``, ``sort``, ``scan``, ``reduce`` or
+        ``elementwise``.
+
+        >>> m = gpu_model("h200")
+        >>> k = Kernel("linear", [[4194304, 256], [256, 256], [256]], ["float32"] * 3,
+        ...            [[4194304, 256]], ["float32"])
+        >>> s, kind = m.work_seconds(k); kind, round(s * 1e3, 1)  # measured 11.8 ms
+        ('gemm', 11.4)
+        """
+        if kernel.memory == "view":
+            return 0.0, "view"
+        moved = sum(
+            _nbytes(s, d) for s, d in zip(kernel.inputs, kernel.input_dtypes, strict=True)
+        ) + sum(_nbytes(s, d) for s, d in zip(kernel.outputs, kernel.output_dtypes, strict=True))
+        if moved == 0:
+            return 0.0, "view"
+        memory = moved / self.bandwidth
+        out = kernel.outputs[0] if kernel.outputs else []
+        if kernel.name in GEMMS and out:
+            contracted = GEMMS[kernel.name]
+            if len(kernel.inputs) > contracted and kernel.inputs[contracted]:
+                k = kernel.inputs[contracted][-1]
+                m, n = math.prod(out[:-1]), out[-1]
+                dtype = kernel.output_dtypes[0] if kernel.output_dtypes else "float32"
+                # a small output with a long contraction (a weight's gradient) is split
+                # along K by the GEMM library: its parallelism is the longer of M and K
+                rate = self.gemm_fit(dtype, k, n).rate(max(m, k), k, n)
+                return max(2.0 * m * k * n / rate, memory), "gemm"
+        if kernel.name in GATHERS:
+            pairs = list(zip(kernel.inputs, kernel.input_dtypes, strict=True))
+            lookups = [math.prod(s) for s, d in pairs if d.startswith(("int", "uint"))]
+            tables = [_nbytes(s, d) for s, d in pairs if not d.startswith(("int", "uint", "bool"))]
+            if lookups and max(lookups) > 1 and tables:
+                return max(max(lookups) / self.gather_rate(max(tables)), memory), "gather"
+        if kernel.name in SCATTERS and out:
+            pairs = list(zip(kernel.inputs, kernel.input_dtypes, strict=True))
+            lookups = [math.prod(s) for s, d in pairs if d.startswith(("int", "uint"))]
+            table = _nbytes(out, kernel.output_dtypes[0] if kernel.output_dtypes else "float32")
+            if lookups:
+                # torch accumulates into rows at repeated indices by sorting the indices
+                # first (index_put_with_sort): a sort, then the adds at the gather rate
+                keys = max(lookups)
+                width = (
+                    max(
+                        dtype_bits(d) or 64
+                        for d in kernel.input_dtypes
+                        if d.startswith(("int", "uint"))
+                    )
+                    / 32
+                )
+                seconds = keys * width / self.sort_rate + keys / self.gather_rate(table)
+                return max(seconds, memory), "gather"
+        largest = max((math.prod(s) for s in kernel.inputs), default=0)
+        if kernel.name in SORTS:
+            return max(largest / self.sort_rate, memory), "sort"
+        if kernel.name in SCANS:
+            # torch scans the innermost dimension with one kernel (the slow one the
+            # micro-benchmark measured) and an outer one with another, as fast as an
+            # element-wise kernel; a last dimension of 1 cannot be the scanned one
+            inner = bool(kernel.inputs) and bool(kernel.inputs[0]) and kernel.inputs[0][-1] > 1
+            return moved / (self.scan_bandwidth if inner else self.bandwidth), "scan"
+        if kernel.name in REDUCTIONS and out is not None and largest > math.prod(out):
+            return moved / self.reduce_bandwidth, "reduce"
+        if kernel.name == "cat" and _along_last(kernel.inputs, out):
+            return moved / self.cat_last_bandwidth, "elementwise"
+        return memory, "elementwise"
+
+    def predict(self, kernels: Sequence[Kernel], modules: int = 1) -> Prediction:
+        """The time of one timed region that ran `kernels` (the module docstring's sum);
+        `modules` is accepted for the host model's signature (hooks cost no GPU time).
+
+        >>> m = gpu_model("h200")
+        >>> m.predict([]).total_s  # nothing launched
+        0.0
+        """
+        del modules
+        fixed, terms = 0.0, {"gemm": 0.0, "gather": 0.0, "data": 0.0}
+        launched = False
+        for kernel in kernels:
+            work, kind = self.work_seconds(kernel)
+            if kind == "view":
+                continue
+            launched = True
+            fixed += self.back_to_back_s
+            term = kind if kind in ("gemm", "gather") else "data"
+            terms[term] += max(0.0, work - self.back_to_back_s)
+        if launched:
+            fixed += self.alone_s - self.back_to_back_s
+        return Prediction(fixed, terms["gemm"], terms["gather"], terms["data"])
+
+    def costs_seconds(self, flops: float, nbytes: float) -> float:
+        """A call without kernel records: one kernel, FLOPs at the float32 fit's peak or
+        bytes at ``W``, whichever is longer.
+
+        >>> round(gpu_model("h200").costs_seconds(0, 0) * 1e6, 1)
+        23.2
+        """
+        work = max(flops / self.gemm["float32"].peak, nbytes / self.bandwidth)
+        return self.alone_s - self.back_to_back_s + max(self.back_to_back_s, work)
+
+
+def _best_median(
+    rows: Sequence[Mapping[str, Any]], overhead: float, floor: float, bandwidth: float
+) -> tuple[float, GemmFit]:
+    """The GEMM fit (grid search) with the least median |log10| error over `rows`."""
+    import numpy as np
+
+    mm = np.array([r["M"] for r in rows], float)
+    kk = np.array([r["K"] for r in rows], float)
+    nn = np.array([r["N"] for r in rows], float)
+    flops = np.array([r["flops"] for r in rows], float)
+    seconds = np.array([r["seconds"] for r in rows], float)
+    memory = np.array([r["bytes"] for r in rows], float) / bandwidth
+    shapes = np.geomspace(1.0, 1024.0, 21)  # k0, n0: half-octaves from 1 to 1024
+    rows_m = np.concatenate([[0.0], np.geomspace(1e2, 1e6, 9)])
+    peaks = np.geomspace(1e12, 4e15, 73)  # 1 TFLOP/s to 4 PFLOP/s, 8 steps per decade
+    best: tuple[float, GemmFit] = (math.inf, GemmFit(1.0, 0.0, 0.0, 0.0))
+    for k0 in shapes:
+        for n0 in shapes:
+            for m0 in rows_m:
+                share = kk / (kk + k0) * nn / (nn + n0) * mm / (mm + m0)
+                work = np.maximum(flops[None, :] / (peaks[:, None] * share[None, :]), memory)
+                predicted = overhead + np.maximum(floor, work)
+                error = np.median(np.abs(np.log10(seconds / predicted)), axis=1)
+                i = int(np.argmin(error))
+                if error[i] < best[0] - 1e-12:
+                    best = (float(error[i]), GemmFit(float(peaks[i]), k0, n0, m0))
+    return best
+
+
+def fit(micro: Mapping[str, Any]) -> dict[str, Any]:
+    """The kernel figures of one GPU from its micro-benchmarks (``micro.json``'s layout,
+    which ``nerframe probe --device cuda`` writes): the fixed costs as measured; each
+    bandwidth and gather rate at the largest size measured, net of the fixed cost
+    (``bytes / (seconds - (alone_s - back_to_back_s))``, the median over the element-wise
+    ops); each GEMM dtype's (P, k0, n0, m0) by grid search for the least median
+    |log10(measured / predicted)|; the sort rate when measured.
+
+    >>> micro = {"launch": {"single_add_1elem_event_s": 2e-5, "back_to_back_add_1elem_s": 1e-5},
+    ...          "elementwise": [{"op": "add", "elements": 1, "bytes": 4e9, "seconds": 1.01e-3}],
+    ...          "gemm": [], "gather": []}
+    >>> fit(micro)["bandwidth_gbps"]  # 4 GB in 1 ms beyond the 10 us overhead
+    4000.0
+    """
+    launch = micro["launch"]
+    alone, floor = (
+        float(launch["single_add_1elem_event_s"]),
+        float(launch["back_to_back_add_1elem_s"]),
+    )
+    overhead = alone - floor
+
+    def rate(rows: list[Mapping[str, Any]], amount: str) -> float:
+        largest = max(r["elements"] for r in rows)
+        values = sorted(
+            float(r[amount]) / _net(float(r["seconds"]), overhead)
+            for r in rows
+            if r["elements"] == largest
+        )
+        return values[len(values) // 2]
+
+    elementwise = list(micro.get("elementwise", []))
+    simple = [r for r in elementwise if r["op"] in ELEMENTWISE_OPS]
+    if not simple:
+        raise InvalidInputError("GPU fit: no element-wise measurement")
+    bandwidth = rate(simple, "bytes")
+    figures: dict[str, Any] = {
+        "alone_s": alone,
+        "back_to_back_s": floor,
+        "bandwidth_gbps": _figure(bandwidth / 1e9),
+    }
+    for key, op in (
+        ("reduce_gbps", "sum_last64"),
+        ("scan_gbps", "cumprod_last64"),
+        ("cat_last_gbps", "cat_last_narrow"),
+    ):
+        rows = [r for r in elementwise if r["op"] == op]
+        if rows:
+            figures[key] = _figure(rate(rows, "bytes") / 1e9)
+    gathers = list(micro.get("gather", []))
+    if gathers:
+        points = []
+        for table in sorted({r["table_rows"] for r in gathers}):
+            rows = [r for r in gathers if r["table_rows"] == table]
+            top = max(rows, key=lambda r: r["lookups"])
+            width = 4 * int(top.get("features", 2))
+            lookups = top["lookups"] / _net(top["seconds"], overhead)
+            points.append([table * width, _figure(lookups)])
+        figures["gather"] = points
+    sorts = list(micro.get("sort", []))
+    if sorts:
+        top = max(sorts, key=lambda r: r["keys"])
+        figures["sort_keys_per_s"] = _figure(top["keys"] / _net(top["seconds"], overhead))
+    gemm: dict[str, dict[str, float]] = {}
+    for dtype in sorted({r["dtype"] for r in micro.get("gemm", [])}):
+        rows = [r for r in micro["gemm"] if r["dtype"] == dtype]
+        groups: dict[str, list[Mapping[str, Any]]] = {dtype: rows}
+        if dtype in HALF:
+            groups = {
+                dtype: [r for r in rows if r["K"] % 8 == 0 and r["N"] % 8 == 0],
+                f"{dtype}-unaligned": [r for r in rows if r["K"] % 8 or r["N"] % 8],
+            }
+        for key, group in groups.items():
+            if group:
+                error, found = _best_median(group, overhead, floor, bandwidth)
+                gemm[key] = {
+                    "peak_tflops": _figure(found.peak / 1e12),
+                    "k0": _figure(found.k0),
+                    "n0": _figure(found.n0),
+                    "m0": _figure(found.m0),
+                    "median_log_error": round(error, 3),
+                }
+    figures["gemm"] = gemm
+    return figures
+
+
+def _net(seconds: float, overhead: float) -> float:
+    """`seconds` net of the launch `overhead`, at least half of them (a measurement
+    within the overhead's noise must not give a negative or infinite rate).
+
+    >>> _net(4.0, 1.0), _net(1.5, 1.0)
+    (3.0, 0.75)
+    """
+    return max(seconds - overhead, seconds / 2)
+
+
+def _along_last(inputs: Sequence[Sequence[int]], out: Sequence[int]) -> bool:
+    """Whether a ``cat`` of `inputs` into `out` joins them along a last dimension of
+    more than one element (rows of several pieces), not along the first.
+
+    >>> _along_last([[8, 3], [8, 30]], [8, 33]), _along_last([[8, 3], [8, 3]], [16, 3])
+    (True, False)
+    """
+    return (
+        len(inputs) > 1
+        and len(out) > 1
+        and all(len(s) == len(out) and list(s[:-1]) == list(out[:-1]) for s in inputs)
+        and sum(s[-1] for s in inputs) == out[-1]
+    )
+
+
+def _figure(value: float) -> float:
+    """`value` to 4 significant figures (a stored figure; deterministic)."""
+    return float(f"{value:.4g}")
+
+
+def from_figures(name: str, figures: Mapping[str, Any], *, tf32: bool = False) -> GpuModel:
+    """A `GpuModel` from a ``kernels`` block (`fit`'s output, as stored in a system file).
+
+    Missing sort or scan figures fall back to `DEFAULTS` (documented assumptions).
+    """
+    try:
+        bandwidth = float(figures["bandwidth_gbps"]) * 1e9
+        gemm = {
+            key: GemmFit(
+                float(v["peak_tflops"]) * 1e12, float(v["k0"]), float(v["n0"]), float(v["m0"])
+            )
+            for key, v in figures["gemm"].items()
+        }
+        return GpuModel(
+            name=name,
+            alone_s=float(figures["alone_s"]),
+            back_to_back_s=float(figures["back_to_back_s"]),
+            bandwidth=bandwidth,
+            reduce_bandwidth=float(figures.get("reduce_gbps", figures["bandwidth_gbps"])) * 1e9,
+            scan_bandwidth=float(figures.get("scan_gbps", figures["bandwidth_gbps"])) * 1e9,
+            gather=tuple((float(a), float(b)) for a, b in figures["gather"]),
+            sort_rate=float(
+                figures.get("sort_keys_per_s") or bandwidth / DEFAULTS["sort_bytes_per_key"]
+            ),
+            gemm=gemm,
+            cat_last_bandwidth=float(figures.get("cat_last_gbps", figures["bandwidth_gbps"])) * 1e9,
+            tf32=tf32,
+            source=str(figures.get("source", "")),
+        )
+    except (KeyError, TypeError, ValueError) as e:
+        raise InvalidInputError(
+            f"GPU model {name}: bad kernel figures ({type(e).__name__}: {e})"
+        ) from None
+
+
+DEFAULTS: dict[str, float] = {"sort_bytes_per_key": 96.0}
+"""Assumptions where no micro-benchmark measured a class: a sort of 32-bit keys with
+int64 indices as a radix sort of 4 passes of 8-bit digits, each reading and writing
+keys and values (4 × 2 × 12 = 96 bytes per key at ``W``; plausible range 50-200)."""
+
+
+@cache
+def _system_document(name: str) -> dict[str, Any]:
+    path = Path(__file__).with_name("systems") / f"{name}.json"
+    document: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return document
+
+
+def _accelerator_figures(name: str) -> dict[str, float]:
+    """Data-sheet figures of a built-in GPU accelerator: FP32 and dense FP16 tensor peaks
+    (TFLOP/s, SMs × FLOP/cycle × clock), DRAM bandwidth (GB/s), SM count, L2 (bytes)."""
+    path = Path(__file__).parent / "accelerators" / f"{name}.json"
+    document = json.loads(path.read_text(encoding="utf-8"))
+    modules = {m["name"]: m for m in document["modules"]}
+    mhz = float(document["frequency_mhz"])
+
+    def peak(module: str) -> float:
+        m = modules[module]
+        return float(m["count"] * m["throughput_ops_per_cycle"]) * mhz * 1e6 / 1e12
+
+    l2_kb = document.get("l2_cache_kb") or JETSON_L2_KB[name]
+    return {
+        "fp32": peak("cuda_cores"),
+        "tensor": peak("tensor_cores"),
+        "bandwidth_gbps": float(document["dram_bandwidth_gbps"]),
+        "sms": float(modules["cuda_cores"]["count"]),
+        "l2_bytes": float(l2_kb) * 1024,
+    }
+
+
+JETSON_L2_KB: dict[str, int] = {"orin_nx": 4096, "xavier_nx": 512}
+"""L2 of the Jetson GPUs (the accelerator files give none): Orin's Ampere GPU 4 MB
+(NVIDIA Jetson Orin Series Technical Brief, v1.2, 'GPU'); Xavier's Volta GPU 512 KB
+(NVIDIA Jetson AGX Xavier Technical Brief / Volta GV10B: 512 KB L2)."""
+
+GPUS: tuple[str, ...] = (
+    "h200",
+    "h100",
+    "a100",
+    "a6000",
+    "rtx3090",
+    "rtx3070",
+    "titan_rtx",
+    "orin_nx",
+    "xavier_nx",
+)
+"""GPUs with a kernel model: the H200 measured, the others scaled (`scaled`)."""
+
+
+def scaled(name: str) -> dict[str, Any]:
+    """The kernel figures of `name`, scaled from the H200's (``docs/gpus.md``):
+
+    - fixed costs: the H200's (launch costs are host-side: an assumption, 0.5-3x);
+    - float32 GEMM peak × FP32 peak ratio; half-precision and TF32 peaks × dense FP16
+      tensor peak ratio; ``k0``, ``n0`` as the H200's (the same library tile shapes);
+      ``m0`` × SM count ratio (the rows needed to fill every SM);
+    - bandwidths and gather rates × DRAM bandwidth ratio; gather table sizes × L2 ratio
+      (a table that fits the L2 is read at the in-cache rate).
+
+    >>> s = scaled("a100"); round(s["bandwidth_gbps"] / scaled("h200")["bandwidth_gbps"], 4)
+    0.4031
+    """
+    reference = _system_document(REFERENCE)
+    figures: dict[str, Any] = json.loads(json.dumps(reference["kernels"]))
+    if name == REFERENCE:
+        return figures
+    ref = reference["datasheet"]
+    target = _accelerator_figures(name)
+    memory = target["bandwidth_gbps"] / ref["bandwidth_gbps"]
+    for key in ("bandwidth_gbps", "reduce_gbps", "scan_gbps", "cat_last_gbps"):
+        if key in figures:
+            figures[key] = figures[key] * memory
+    if "sort_keys_per_s" in figures:
+        figures["sort_keys_per_s"] *= memory
+    cache_ratio = target["l2_bytes"] / ref["l2_bytes"]
+    figures["gather"] = [[t * cache_ratio, r * memory] for t, r in figures["gather"]]
+    for key, fit_ in figures["gemm"].items():
+        ratio = (
+            target["fp32"] / ref["fp32"] if key == "float32" else target["tensor"] / ref["tensor"]
+        )
+        fit_["peak_tflops"] *= ratio
+        fit_["m0"] *= target["sms"] / ref["sms"]
+    figures["source"] = (
+        f"scaled from the H200's measured figures by data-sheet ratios "
+        f"(nerframe/accelerators/{name}.json; docs/gpus.md)"
+    )
+    return figures
+
+
+def gpu_model(name: str, *, tf32: bool = False) -> GpuModel:
+    """The kernel model of a GPU by name (``h200``, ``a100``…, case-insensitive; a
+    ``:PRECISION`` suffix is ignored: the dtype comes from each kernel).
+
+    >>> gpu_model("H200:fp32").name
+    'h200'
+    """
+    base = name.lower().partition(":")[0]
+    if base not in GPUS:
+        raise InvalidInputError(f"no GPU kernel model {name!r} (GPUs: {', '.join(GPUS)})")
+    return from_figures(base, scaled(base), tf32=tf32)
+
+
+def is_gpu(name: str) -> bool:
+    """Whether `name` (``h200``, ``h200:fp32``, ``A100``…) has a GPU kernel model.
+
+    >>> is_gpu("h200:fp32"), is_gpu("host"), is_gpu("neurex")
+    (True, False, False)
+    """
+    return name.lower().partition(":")[0] in GPUS
+
+
+def predict_forward(model: GpuModel, trace: Trace) -> float | None:
+    """The predicted time of one whole forward on the GPU: all the trace's kernels as
+    one timed region (None when the trace records no kernels, versions 1 and 2); of a
+    training trace, the whole iteration (forward, loss, backward, optimizer step).
+
+    >>> from nerframe.trace.tracefile import Call
+    >>> k = Kernel("relu", [[4]], ["float32"], [[4]], ["float32"])
+    >>> t = Trace("m", [Call(0, None, "", ["M"], {}, {}, [], [], [], [], 0.0, kernels=[k])])
+    >>> round(predict_forward(gpu_model("h200"), t) * 1e6, 1)
+    23.2
+    """
+    if not any(c.kernels for c in trace.calls):
+        return None
+    kernels = [k for c in trace.calls for k in c.kernels]
+    if trace.train is not None:  # the whole iteration: forward, loss, backward, step
+        kernels += [k for c in trace.calls for k in c.backward_kernels]
+        kernels += [*trace.train.loss_kernels, *trace.train.optimizer_kernels]
+    return model.predict(kernels).total_s
+
+
+def trace_model(name: str, trace: Trace) -> GpuModel:
+    """`gpu_model` for a trace: TF32 on for float32 GEMMs only when the trace recorded it
+    (``extra["tf32_matmul"]``, written by a CUDA capture)."""
+    return gpu_model(name, tf32=bool(trace.extra.get("tf32_matmul", False)))
+
+
+def is_gpu_probe(path: str | Path) -> bool:
+    """Whether `path` is a probe file written by ``nerframe probe --device cuda``."""
+    try:
+        document = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(document, dict) and document.get("device_kind") == "cuda"
+
+
+def probe_model(path: str | Path, trace: Trace | None = None) -> GpuModel:
+    """The kernel model of a CUDA probe file: `fit` of its micro-benchmarks (TF32 on for
+    float32 GEMMs when `trace` recorded it)."""
+    from nerframe.formats import collector_paused, parse
+
+    with collector_paused():
+        document = parse(path, what="probe file")
+    if not isinstance(document, dict) or document.get("device_kind") != "cuda":
+        raise InvalidInputError(f"{path}: not a CUDA probe file (nerframe probe --device cuda)")
+    try:
+        figures = fit(document)
+    except (KeyError, TypeError, ValueError, ZeroDivisionError) as e:
+        raise InvalidInputError(f"{path}: bad CUDA probe ({type(e).__name__}: {e})") from None
+    tf32 = bool(trace.extra.get("tf32_matmul", False)) if trace is not None else False
+    name = str(document.get("device", "cuda"))
+    return from_figures(name, {**figures, "source": f"probe {path}"}, tf32=tf32)

@@ -1,0 +1,125 @@
+"""Training traces (``trace capture --train``): one iteration recorded per module.
+
+Oracles: a fake clock whose every mark is one tick (so each time is a count of marks,
+derived by hand from the hooks' order), the model's own parameter count, and the
+functions autograd must run for a Linear layer and a hash-table gather.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+needs_torch = pytest.mark.skipif(
+    importlib.util.find_spec("torch") is None, reason="optional: torch is not installed"
+)
+sys.path.insert(0, str(Path(__file__).parent))
+
+
+class Ticks:
+    """Marks are ticks of 1 ms."""
+
+    def __init__(self) -> None:
+        self.ticks = 0
+
+    def mark(self) -> int:
+        self.ticks += 1
+        return self.ticks
+
+    def synchronize(self) -> None:
+        pass
+
+    def seconds(self, start: int, end: int) -> float:
+        return (end - start) * 1e-3
+
+
+@pytest.fixture(scope="module")
+def trained():
+    import tiny_nerf
+
+    from nerframe.trace import capture
+
+    model, inputs = tiny_nerf.build()
+    params = sum(p.numel() for p in model.parameters())
+    return capture(model, *inputs, repeats=2, warmup=1, timer=Ticks(), train=True), params
+
+
+@needs_torch
+def test_a_training_trace_times_every_autograd_node_once(trained) -> None:
+    trace, params = trained
+    train = trace.train
+    assert train is not None and train.parameters == params
+    root = trace.calls[0]
+    # each hooked node is one window of 1 tick inside the backward's marks, which hold
+    # 2 marks per node and end 1 tick after the last: backward = 2 x nodes + 1 ticks
+    assert train.backward_s == pytest.approx(2 * root.backward_s + 1e-3)
+    # inclusive: a parent's backward is its own nodes' plus its children's
+    for call in trace.calls:
+        children = [c for c in trace.calls if c.parent == call.id]
+        assert call.backward_s >= sum(c.backward_s for c in children) - 1e-12
+    # the forward's times are a forward capture's: the loss is one tick, the step one
+    assert train.loss_s == pytest.approx(1e-3) and train.optimizer_s == pytest.approx(1e-3)
+    assert train.iteration_s == pytest.approx(
+        trace.total_s + train.loss_s + train.backward_s + train.optimizer_s
+    )
+
+
+@needs_torch
+def test_backward_kernels_are_the_autograd_functions(trained) -> None:
+    trace, _ = trained
+    by_path = {c.path: c for c in trace.calls}
+    linear = [k.name for k in by_path["mlp.layers.1"].backward_kernels]
+    assert linear.count("mm") == 2  # the input's gradient and the weight's
+    grid = [k.name for k in by_path["grid"].backward_kernels]
+    assert any(name.lstrip("_").startswith("index_put") for name in grid)  # the table's
+    assert by_path["sampler"].backward_kernels == []  # its inputs need no gradient
+    optimizer = {k.name for k in trace.train.optimizer_kernels}
+    assert optimizer & {"addcdiv_", "_foreach_addcdiv_"}  # Adam's update
+
+
+@needs_torch
+def test_a_training_trace_round_trips_and_a_forward_trace_is_unchanged(
+    trained, tmp_path: Path
+) -> None:
+    import json
+
+    from nerframe.trace import capture
+    from nerframe.trace.tracefile import read_trace, write_trace
+
+    trace, _ = trained
+    assert read_trace(write_trace(trace, tmp_path / "t.trace.json")) == trace
+    import tiny_nerf
+
+    model, inputs = tiny_nerf.build()
+    forward = capture(model, *inputs, repeats=1)
+    document = json.loads(write_trace(forward, tmp_path / "f.trace.json").read_text())
+    assert "train" not in document and "backward_s" not in document["calls"][0]
+
+
+@needs_torch
+@pytest.mark.filterwarnings("ignore")
+def test_the_graph_of_a_training_trace_holds_backward_ops(trained, tmp_path: Path) -> None:
+    import tiny_nerf
+
+    from nerframe.trace import trace_graph
+
+    trace, _ = trained
+    maps = tmp_path / "tiny.yaml"
+    maps.write_text(tiny_nerf.MAP)
+    g = trace_graph(trace, [maps])
+    n = g.ops.height // 2
+    assert g.kind == "training"
+    assert g.ops["backward"].to_list() == [False] * n + [True] * n
+    assert g.ops["op_type"].to_list()[:n] == g.ops["op_type"].to_list()[n:]
+    measured = g.measured
+    by_path = {c.path: c for c in trace.calls}
+    for row in measured.iter_rows(named=True):
+        call = by_path[row["path"]]
+        assert row["measured_s"] == (call.backward_s if row["backward"] else call.time_s)
+    edges = set(g.edges.select("src", "dst").rows())
+    forward = {(a, b) for a, b in edges if a < n and b < n}
+    assert forward and {(b + n, a + n) for a, b in forward} <= edges  # gradients flow back
+    assert {(i, i + n) for i in range(n)} <= edges  # a backward op after its forward
