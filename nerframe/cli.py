@@ -1004,10 +1004,67 @@ def main(argv: Sequence[str] | None = None) -> int:
     return status
 
 
+# Arguments that are neither files read nor files written (SQL text, a MODULE:FUNC).
+_NOT_PATHS = {"output", "chart", "query", "target", "command", "trace_command", "run"}
+
+
+def check_outputs(args: argparse.Namespace) -> None:
+    """Refuse, before any work, an output (``-o``, ``--chart``) that would write inside
+    a result store (its tables, ``store.json``, its report) or over an input of the
+    command (a store, graph, spec, accelerator or trace file it reads), or whose folder
+    would hold such an input: nerframe never replaces a file it reads or a store's own
+    files. ``report STORE -o STORE/report.html`` is the report's own place.
+
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> spec = folder / "spec.yaml"
+    >>> _ = spec.write_text("graphs: [neurex]")
+    >>> args = argparse.Namespace(spec=spec, output=spec)
+    >>> try:
+    ...     check_outputs(args)
+    ... except InvalidInputError as e:
+    ...     print(str(e).removeprefix(str(folder) + "/"))
+    spec.yaml: -o would write over an input of this command; choose another name
+    """
+    from nerframe.store import enclosing_store
+
+    inputs: list[Path] = []
+    for key, value in vars(args).items():
+        values = value if isinstance(value, list) else [value]
+        if key not in _NOT_PATHS:
+            inputs += [Path(v) for v in values if isinstance(v, str | Path) and os.path.exists(v)]
+    flags = {"output": "-o", "chart": "--chart"}
+    for key, flag in flags.items():
+        target = getattr(args, key, None)
+        if target is None:
+            continue
+        real = Path(os.path.realpath(target))
+        for source in inputs:
+            read = Path(os.path.realpath(source))
+            if real == read or real in read.parents:
+                what = "over" if real == read else f"the folder holding {source},"
+                raise InvalidInputError(
+                    f"{target}: {flag} would write {what} an input of this command; "
+                    "choose another name",
+                    str(target),
+                )
+        store = enclosing_store(target)
+        own_report = getattr(args, "command", None) == "report" and real == Path(
+            os.path.realpath(args.store), "report.html"
+        )
+        if store is not None and not own_report:
+            raise InvalidInputError(
+                f"{target}: {flag} names a file inside the result store {store}, whose files "
+                "only nerframe writes; choose a path outside it",
+                str(target),
+            )
+
+
 def _run(argv: Sequence[str] | None, interrupts: _Interrupts) -> int:
     try:
         args = parser().parse_args(argv)
         run: Callable[[argparse.Namespace], None] = args.run
+        check_outputs(args)
         with wide(args.wide):
             run(args)
     except KeyboardInterrupt:

@@ -13,6 +13,7 @@ shipped as package data) and returns a polars DataFrame.
 
 from __future__ import annotations
 
+import glob
 import re
 import warnings
 from functools import cache
@@ -46,8 +47,12 @@ def connect(store: str | Path) -> duckdb.DuckDBPyConnection:
     con.execute("SET enable_progress_bar = false")
     for table, parts in tables(store).items():
         # graph and accelerator are real columns, so the hive folder names are not read.
+        # DuckDB expands glob patterns even in a list of files: a store or graph named
+        # 'st*' would read its siblings' parts too, so every name is escaped.
         relation = con.read_parquet(
-            [str(p) for p in parts], union_by_name=True, hive_partitioning=False
+            [glob.escape(str(p.absolute())) for p in parts],
+            union_by_name=True,
+            hive_partitioning=False,
         )
         relation.create_view(table)
     return con

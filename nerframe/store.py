@@ -265,6 +265,25 @@ def foreign_entries(store: str | Path) -> list[str]:
     return foreign
 
 
+def enclosing_store(path: str | Path) -> Path | None:
+    """The result store `path` lies inside (a folder above it holding ``store.json``),
+    or None. Symbolic links are followed, so a link into a store is inside it.
+
+    >>> import tempfile
+    >>> store = Path(tempfile.mkdtemp())
+    >>> _ = write_manifest(store, {})
+    >>> enclosing_store(store / "summary" / "x.parquet") == store.resolve()
+    True
+    >>> enclosing_store(store) is None  # the store itself is not inside a store
+    True
+    """
+    here = Path(os.path.realpath(path))
+    for folder in here.parents:
+        if (folder / MANIFEST).is_file():
+            return folder
+    return None
+
+
 def folder_path(target: str | Path) -> Path:
     """`target` as a path that names the folder of a store: as given, or absolute
     where it has no name of its own (``.``, ``..``, an empty string), so that ``-o .``
