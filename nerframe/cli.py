@@ -511,6 +511,21 @@ def cmd_report(args: argparse.Namespace) -> None:
     sys.stderr.write(f"wrote {build_report(args.store, args.output, args.images)}\n")
 
 
+def cmd_verify(args: argparse.Namespace) -> None:
+    from nerframe.errors import StoreError
+    from nerframe.store import verify
+
+    problems = verify(args.store)
+    for problem in problems:
+        sys.stdout.write(printable(f"{problem.path}: {problem.what}; {problem.repair}") + "\n")
+    if problems:
+        count = f"{len(problems)} problem{'s' * (len(problems) > 1)}"
+        raise StoreError(f"{args.store}: {count} (listed above)", str(args.store))
+    sys.stdout.write(
+        f"{printable(str(args.store))}: ok (every part whole and as its manifest says)\n"
+    )
+
+
 def cmd_validate(args: argparse.Namespace) -> None:
     from nerframe.validation import calibrate, summary, validate
 
@@ -810,6 +825,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--store", type=Path, required=True, metavar="DIR")
     _output(p)
     p.set_defaults(run=cmd_query)
+
+    p = sub.add_parser("verify", help="check a result store's parts against its manifest")
+    p.add_argument("store", type=Path, metavar="DIR")
+    p.set_defaults(run=cmd_verify)
 
     p = sub.add_parser("validate", help="published figures against the model's predictions")
     p.add_argument(

@@ -49,7 +49,7 @@ from nerframe.errors import NerframeError, StoreError
 from nerframe.graphs import per_ray_samples
 from nerframe.progress import Progress
 from nerframe.rooflines import PRESETS, System, is_preset, roofline
-from nerframe.store import read_manifest, tables
+from nerframe.store import damaged_error, read_manifest, tables
 
 REQUIRED = ("summary", "schedule", "costs", "ops", "edges")
 """Tables a store needs for a report (``roofline`` and ``accelerators`` are optional)."""
@@ -196,6 +196,10 @@ def _load(store: Path) -> dict[str, pl.DataFrame]:
             name: _read(files) if files else schemas.empty(name) for name, files in parts.items()
         }
     except (OSError, pl.exceptions.PolarsError) as e:
+        if (
+            error := damaged_error(store, [f for files in parts.values() for f in files])
+        ) is not None:
+            raise error from None
         raise StoreError(
             f"{store}: unreadable table ({str(e).splitlines()[0]})", str(store)
         ) from None
