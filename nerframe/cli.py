@@ -1023,8 +1023,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     return status
 
 
-# Arguments that are neither files read nor files written (SQL text, a MODULE:FUNC).
-_NOT_PATHS = {"output", "chart", "query", "target", "command", "trace_command", "run"}
+# Arguments that may name files a command reads (a name that is no file is a built-in).
+_INPUTS = (
+    "pipeline", "pipelines", "hardware", "accelerator", "system",
+    "spec", "store", "trace", "map", "probe", "pickle",
+)  # fmt: skip
 
 
 def check_outputs(args: argparse.Namespace) -> None:
@@ -1048,10 +1051,10 @@ def check_outputs(args: argparse.Namespace) -> None:
     from nerframe.store import enclosing_store
 
     inputs: list[Path] = []
-    for key, value in vars(args).items():
+    for key in _INPUTS:
+        value = getattr(args, key, None)
         values = value if isinstance(value, list) else [value]
-        if key not in _NOT_PATHS:
-            inputs += [Path(v) for v in values if isinstance(v, str | Path) and os.path.exists(v)]
+        inputs += [Path(v) for v in values if isinstance(v, str | Path) and os.path.exists(v)]
     flags = {"output": "-o", "chart": "--chart"}
     for key, flag in flags.items():
         target = getattr(args, key, None)
