@@ -41,6 +41,7 @@ from types import TracebackType
 from typing import Any
 
 import polars as pl
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from nerframe.atomic import atomic_path
@@ -134,11 +135,14 @@ def _whole(part: Path, rows: int) -> bool:
     warning naming it; the new part replaces it."""
     if not part.exists():
         return False
-    why = damaged(part, whole=False)
-    if why is None and (found := pq.read_metadata(part).num_rows) != rows:
+    try:
+        found = pq.read_metadata(part).num_rows
+    except (OSError, pa.ArrowException):
+        why = damaged(part, whole=False) or "unreadable"
+    else:
+        if found == rows:
+            return True
         why = f"holds {found} rows, not {rows}"
-    if why is None:
-        return True
     warnings.warn(f"{part}: {why}; computing it again", NerframeWarning, stacklevel=3)
     return False
 
