@@ -362,7 +362,7 @@ class Problem(NamedTuple):
 SWEEP_TABLE = "sweep"
 """The one table of a sweep store (`nerframe.sweeps.parts.TABLE`)."""
 
-_SWEEP_PART = re.compile(r"graph=([^/]+)/hardware=([^/]+)/part-(\d{6,})\.parquet")
+_SWEEP_PART = re.compile(r"graph=[^/]+/hardware=[^/]+/part-(\d{6,})\.parquet")
 _ANALYSIS_PART = re.compile(r"(?:pipeline=[^/]+/(?:hardware=[^/]+/)?)?part-0\.parquet")
 
 
@@ -446,31 +446,28 @@ def listing(
         for part in parts:
             where = part.relative_to(folder).as_posix()
             if is_sweep:
-                match = _SWEEP_PART.fullmatch(where)
+                found = _SWEEP_PART.fullmatch(where)
+                n = int(found[1]) if found else -1
                 ours = folder.name == SWEEP_TABLE and (
                     layout is None
-                    or (
-                        match is not None
-                        and int(match[3]) < layout.chunks
-                        and layout.path(int(match[3])) == f"{SWEEP_TABLE}/{where}"
-                    )
-                )
-                what = (
-                    f"not a part of this sweep (its {layout.chunks} chunks are "
-                    f"{SWEEP_TABLE}/graph=…/hardware={layout.accelerator}/part-000000.parquet "
-                    f"to part-{layout.chunks - 1:06d}.parquet)"
-                    if layout is not None
-                    else "not a part of this sweep"
+                    or (0 <= n < layout.chunks and layout.path(n) == f"{folder.name}/{where}")
                 )
             else:
                 ours = bool(_ANALYSIS_PART.fullmatch(where)) and (
                     known is None or folder.name in known
                 )
-                what = "not a part of this store (its manifest lists no such table or part)"
             if ours:
                 own.setdefault(folder.name, []).append(part)
+                continue
+            if layout is not None:
+                what = (
+                    f"not a part of this sweep (its {layout.chunks} chunks are "
+                    f"{SWEEP_TABLE}/graph=…/hardware={layout.accelerator}/part-000000.parquet "
+                    f"to part-{layout.chunks - 1:06d}.parquet)"
+                )
             else:
-                problems.append(Problem(part, what, "remove it or move it out of the store"))
+                what = "not a part of this store (its manifest lists no such table or part)"
+            problems.append(Problem(part, what, "remove it or move it out of the store"))
     return own, problems
 
 
