@@ -389,9 +389,11 @@ class SweepLayout(NamedTuple):
         return min(self.chunk_size, self.hardware_points - start)
 
 
-def sweep_layout(run: object) -> SweepLayout | None:
+def sweep_layout(run: object, *, grid_only: bool = False) -> SweepLayout | None:
     """The layout of the sweep store whose manifest's ``run`` is `run`, or None (not a
-    sweep store, or a manifest that does not say: its parts are then not checked).
+    sweep store, a manifest that does not say, or whose ``chunks`` disagree with its
+    grid, unless `grid_only`: its parts are then not checked, and `verify` names the
+    disagreement).
 
     >>> run = {"chunks": 4, "sweep": {"graphs": [{"name": "a"}, {"name": "b"}],
     ...        "accelerator": {"name": "x"}, "grid": {"frequency_mhz": [1, 2, 3]},
@@ -424,7 +426,21 @@ def sweep_layout(run: object) -> SweepLayout | None:
         )
     except (KeyError, TypeError, ValueError, ZeroDivisionError, AttributeError):
         return None
-    return layout if run.get("chunks") == layout.chunks else None
+    return layout if grid_only or run.get("chunks") == layout.chunks else None
+
+
+def _chunks_problem(store: Path, run: object) -> Problem | None:
+    """A sweep manifest whose ``chunks`` disagree with the chunks its grid gives."""
+    if not isinstance(run, dict) or sweep_layout(run) is not None:
+        return None
+    computed = sweep_layout(run, grid_only=True)
+    if computed is None:
+        return None  # a manifest that does not say: nothing to check against
+    return Problem(
+        store / MANIFEST,
+        f"it lists {run.get('chunks')} chunks; its sweep's grid gives {computed.chunks}",
+        _rerun({"run": run}),
+    )
 
 
 def listing(
@@ -648,10 +664,8 @@ def verify(store: str | Path) -> list[Problem]:
         if len(missing) > 10:
             what = f"{len(missing) - 10} more of the {layout.chunks} chunks are missing"
             problems.append(Problem(store / SWEEP_TABLE, what, rerun))
-    elif isinstance(run, dict) and "sweep" in run:
-        problems.append(
-            Problem(store / MANIFEST, "its chunks do not agree with its sweep's grid", rerun)
-        )
+    elif (wrong := _chunks_problem(store, run)) is not None:
+        problems.append(wrong)
     rows = manifest.get("rows")
     if isinstance(rows, dict) and not any(p.what.endswith("missing") for p in problems):
         for table in sorted({*rows, *counted}):

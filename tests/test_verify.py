@@ -193,3 +193,15 @@ def test_verify_of_no_store(tmp_path: Path, capsys) -> None:
     status, out, err = run(capsys, "verify", str(tmp_path / "none"))
     assert (status, out) == (1, "")
     assert err == f"error: {tmp_path / 'none'}: not a nerframe result store (no such folder)\n"
+
+
+def test_manifest_chunks_against_its_grid(sweep_store: Path, tmp_path) -> None:
+    store = copy(sweep_store, tmp_path)
+    manifest = json.loads((store / "store.json").read_text())
+    manifest["run"]["chunks"] = 10**30  # the report's edit: 15 configurations in 3 chunks of 5
+    (store / "store.json").write_text(json.dumps(manifest))
+    [problem] = verify(store)
+    assert problem.what == f"it lists {10**30} chunks; its sweep's grid gives 3"
+    del manifest["run"]["sweep"]["chunk_size"]  # a manifest that does not say: not checked
+    (store / "store.json").write_text(json.dumps(manifest))
+    assert verify(store) == []
