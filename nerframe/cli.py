@@ -1048,6 +1048,10 @@ def check_outputs(args: argparse.Namespace) -> None:
     ...     print(str(e).removeprefix(str(folder) + "/"))
     spec.yaml: -o would write over an input of this command; choose another name
     """
+    flags = {"output": "-o", "chart": "--chart"}
+    targets = [(flag, t) for key, flag in flags.items() if (t := getattr(args, key, None))]
+    if not targets:
+        return  # (nothing imported: a command without an output starts as fast)
     from nerframe.store import enclosing_store
 
     inputs: list[Path] = []
@@ -1055,11 +1059,7 @@ def check_outputs(args: argparse.Namespace) -> None:
         value = getattr(args, key, None)
         values = value if isinstance(value, list) else [value]
         inputs += [Path(v) for v in values if isinstance(v, str | Path) and os.path.exists(v)]
-    flags = {"output": "-o", "chart": "--chart"}
-    for key, flag in flags.items():
-        target = getattr(args, key, None)
-        if target is None:
-            continue
+    for flag, target in targets:
         real = Path(os.path.realpath(target))
         for source in inputs:
             read = Path(os.path.realpath(source))
