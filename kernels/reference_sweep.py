@@ -223,7 +223,7 @@ def _one(
         "avg_power_w": frame_j / frame_time if frame_time > 0 else math.nan,
         "dram_utilization": utilization,
         "area_mm2": (total_area + base.sram_area_um2) / 1e6,
-        "peak_tflops": per_cycle_flops * f * 1e6 / 1e12,
+        "peak_tflops": per_cycle_flops * f * 1e6 / 1e12 if per_cycle_flops > 0 else math.nan,
     }
 
 

@@ -272,7 +272,8 @@ def _block(
         pj[i] = e
         leakage[i] = (known_area + grid.sram_area_um2) / 1e6 * grid.leakage_uw_per_mm2 * 1e-6
         floats[5, c] = (module_area + grid.sram_area_um2) / 1e6
-        floats[6, c] = flops_per_cycle * f * 1e6 / 1e12
+        # no FLOP-rated module: no FLOP peak (null, as the accelerators table has it)
+        floats[6, c] = flops_per_cycle * f * 1e6 / 1e12 if flops_per_cycle > 0 else math.nan
     cfg = ConfigArrays(
         count,
         instances,

@@ -530,6 +530,21 @@ def cmd_report(args: argparse.Namespace) -> None:
     sys.stderr.write(f"wrote {build_report(args.store, args.output, args.images)}\n")
 
 
+def cmd_verify(args: argparse.Namespace) -> None:
+    from nerframe.errors import StoreError
+    from nerframe.store import verify
+
+    problems = verify(args.store)
+    for problem in problems:
+        sys.stdout.write(printable(f"{problem.path}: {problem.what}; {problem.repair}") + "\n")
+    if problems:
+        count = f"{len(problems)} problem{'s' * (len(problems) > 1)}"
+        raise StoreError(f"{args.store}: {count} (listed above)", str(args.store))
+    sys.stdout.write(
+        f"{printable(str(args.store))}: ok (every part whole and as its manifest says)\n"
+    )
+
+
 def cmd_validate(args: argparse.Namespace) -> None:
     from nerframe.validation import calibrate, summary, validate
 
@@ -887,6 +902,10 @@ def parser() -> argparse.ArgumentParser:
     _output(p)
     p.set_defaults(run=cmd_query)
 
+    p = sub.add_parser("verify", help="check a result store's parts against its manifest")
+    p.add_argument("store", type=Path, metavar="DIR")
+    p.set_defaults(run=cmd_verify)
+
     p = sub.add_parser("validate", help="published figures against the model's predictions")
     p.add_argument(
         "--calibrate",
@@ -1085,19 +1104,73 @@ def main(argv: Sequence[str] | None = None) -> int:
     return status
 
 
-def _check_output_paths(args: argparse.Namespace) -> None:
-    """Refuse an output file or folder whose name is not UTF-8, before anything is written."""
-    for option in ("output", "chart"):
-        path = getattr(args, option, None)
-        if isinstance(path, Path):
-            check_output_path(path)
+# Arguments that may name files a command reads (a name that is no file is a built-in).
+_INPUTS = (
+    "pipeline", "pipelines", "hardware", "accelerator", "system",
+    "spec", "store", "trace", "map", "probe", "pickle",
+)  # fmt: skip
+
+
+def check_outputs(args: argparse.Namespace) -> None:
+    """Refuse, before any work, an output (``-o``, ``--chart``) that would write inside
+    a result store (its tables, ``store.json``, its report) or over an input of the
+    command (a store, graph, spec, accelerator or trace file it reads), or whose folder
+    would hold such an input: nerframe never replaces a file it reads or a store's own
+    files. ``report STORE -o STORE/report.html`` is the report's own place.
+
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> spec = folder / "spec.yaml"
+    >>> _ = spec.write_text("graphs: [neurex]")
+    >>> args = argparse.Namespace(spec=spec, output=spec)
+    >>> try:
+    ...     check_outputs(args)
+    ... except InvalidInputError as e:
+    ...     print(str(e).removeprefix(str(folder) + "/"))
+    spec.yaml: -o would write over an input of this command; choose another name
+    """
+    flags = {"output": "-o", "chart": "--chart"}
+    targets = [(flag, t) for key, flag in flags.items() if (t := getattr(args, key, None))]
+    if not targets:
+        return  # (nothing imported: a command without an output starts as fast)
+    for _, target in targets:
+        if isinstance(target, Path):
+            check_output_path(target)
+    from nerframe.store import enclosing_store
+
+    inputs: list[Path] = []
+    for key in _INPUTS:
+        value = getattr(args, key, None)
+        values = value if isinstance(value, list) else [value]
+        inputs += [Path(v) for v in values if isinstance(v, str | Path) and os.path.exists(v)]
+    for flag, target in targets:
+        real = Path(os.path.realpath(target))
+        for source in inputs:
+            read = Path(os.path.realpath(source))
+            if real == read or real in read.parents:
+                what = "over" if real == read else f"the folder holding {source},"
+                raise InvalidInputError(
+                    f"{target}: {flag} would write {what} an input of this command; "
+                    "choose another name",
+                    str(target),
+                )
+        store = enclosing_store(target)
+        own_report = getattr(args, "command", None) == "report" and real == Path(
+            os.path.realpath(args.store), "report.html"
+        )
+        if store is not None and not own_report:
+            raise InvalidInputError(
+                f"{target}: {flag} names a file inside the result store {store}, whose files "
+                "only nerframe writes; choose a path outside it",
+                str(target),
+            )
 
 
 def _run(argv: Sequence[str] | None, interrupts: _Interrupts) -> int:
     try:
         args = parser().parse_args(argv)
-        _check_output_paths(args)
         run: Callable[[argparse.Namespace], None] = args.run
+        check_outputs(args)
         with wide(args.wide):
             run(args)
     except KeyboardInterrupt:

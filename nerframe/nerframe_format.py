@@ -75,6 +75,9 @@ def from_nerframe(data: object, path: Path, load: Callable[[str], Accelerator]) 
     dram_energy = float(inherited("dram_pj_per_byte"))
     technology = inherited("technology_nm", None)
     technology_nm = math.nan if technology is None else float(technology)
+    own_figures = f.leakage_uw_per_mm2 is not UNSET and f.sram_pj_per_byte is not UNSET
+    if inherited("kind", "accelerator") != "gpu" and not own_figures:
+        node_table.check_node(technology_nm, shown)  # else silently no leakage, free SRAM
     own = [
         _module(m, f"modules[{i}]", shown, f.compute_efficiency) for i, m in enumerate(f.modules)
     ]
@@ -85,11 +88,12 @@ def from_nerframe(data: object, path: Path, load: Callable[[str], Accelerator]) 
     _unique([s.name for s in sram], "sram", shown)
     if f.sram_um2_per_kb is not UNSET:
         density = f.sram_um2_per_kb
+    elif base is not None and not math.isnan(base.sram_um2_per_kb):
+        # the base's blocks keep the density they were sized with (its own or its node's)
+        density = base.sram_um2_per_kb
     elif any(s.area_um2 is None for s in sram) and node_table.covers(technology_nm):
         # the node's SRAM density (nerframe.technology) for blocks without an area
         density = node_table.sram_um2_per_kb(technology_nm)
-    elif base is not None and not math.isnan(base.sram_um2_per_kb):
-        density = base.sram_um2_per_kb
     elif any(s.area_um2 is None for s in sram):
         raise InvalidInputError(
             f"{shown}: missing field 'sram_um2_per_kb' (an SRAM block has no area_um2 "

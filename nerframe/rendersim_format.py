@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 
 from msgspec import UNSET, UnsetType
 
+from nerframe import technology as node_table
 from nerframe.accelerator_model import Accelerator, Module, Sram, copied_area_warnings
 from nerframe.errors import InvalidInputError
 from nerframe.formats import convert
@@ -106,6 +107,8 @@ def from_rendersim(data: dict[str, Any], path: Path) -> Accelerator:
     frequency = _rendersim_frequency(f, shown, clocks, warnings)
     bandwidth = _rendersim_bandwidth(f, interfaces, warnings)
     technology = f.system_specifications.technology_node_nm
+    if technology is not None:  # the format gives no leakage or SRAM energy of its own
+        node_table.check_node(technology, shown, "system_specifications.technology_node_nm")
     sram, density = _rendersim_sram(f, warnings)
     operator_mapping, type_mapping = _rendersim_mapping(f, modules, interfaces, warnings)
 

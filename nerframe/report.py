@@ -50,7 +50,7 @@ from nerframe.errors import NerframeError, StoreError
 from nerframe.graphs import per_ray_samples
 from nerframe.progress import Progress
 from nerframe.rooflines import PRESETS, System, is_preset, roofline
-from nerframe.store import read_manifest, tables
+from nerframe.store import damaged_error, read_manifest, tables
 
 REQUIRED = ("summary", "schedule", "costs", "ops", "edges")
 """Tables a store needs for a report (``roofline`` and ``accelerators`` are optional)."""
@@ -197,20 +197,13 @@ def _load(store: Path) -> dict[str, pl.DataFrame]:
         try:
             frames[name] = _read(files) if files else schemas.empty(name)
         except (OSError, pl.exceptions.PolarsError) as e:
-            # name the part at fault where its own footer is unreadable, else the table
-            culprit = next((f for f in files if not _readable(f)), Path(store, name))
+            if (error := damaged_error(store, files)) is not None:
+                raise error from None
             raise StoreError(
-                f"{culprit}: unreadable table {name!r} ({str(e).splitlines()[0]})", str(culprit)
+                f"{Path(store, name)}: unreadable table {name!r} ({str(e).splitlines()[0]})",
+                str(store),
             ) from None
     return frames
-
-
-def _readable(part: Path) -> bool:
-    try:
-        pl.read_parquet_schema(part)
-    except (OSError, pl.exceptions.PolarsError):
-        return False
-    return True
 
 
 def _read(files: list[Path]) -> pl.DataFrame:

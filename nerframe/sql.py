@@ -13,6 +13,7 @@ shipped as package data) and returns a polars DataFrame.
 
 from __future__ import annotations
 
+import glob
 import re
 import warnings
 from functools import cache
@@ -23,7 +24,7 @@ import duckdb
 import polars as pl
 
 from nerframe.errors import InvalidInputError, NerframeWarning, did_you_mean
-from nerframe.store import read_manifest, tables
+from nerframe.store import damaged_error, read_manifest, tables
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _OVER_SWEEP = re.compile(r"\b(?:FROM|JOIN)\s+sweep\b", re.IGNORECASE)
@@ -46,9 +47,20 @@ def connect(store: str | Path) -> duckdb.DuckDBPyConnection:
     con.execute("SET enable_progress_bar = false")
     for table, parts in tables(store).items():
         # graph and accelerator are real columns, so the hive folder names are not read.
-        relation = con.read_parquet(
-            [str(p) for p in parts], union_by_name=True, hive_partitioning=False
-        )
+        # DuckDB expands glob patterns even in a list of files: a store or graph named
+        # 'st*' would read its siblings' parts too, so every name is escaped.
+        try:
+            relation = con.read_parquet(
+                [glob.escape(str(p.absolute())) for p in parts],
+                union_by_name=True,
+                hive_partitioning=False,
+            )
+        except duckdb.Error:
+            con.close()
+            # a damaged part: one line naming it and the repair, not DuckDB's traceback
+            if (error := damaged_error(store, parts)) is not None:
+                raise error from None
+            raise
         relation.create_view(table)
     return con
 

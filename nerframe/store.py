@@ -28,16 +28,24 @@ import json
 import os
 import re
 import shutil
+import warnings
 from collections.abc import Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from types import TracebackType
+from typing import NamedTuple
 
 import filelock
 import polars as pl
 
 from nerframe.atomic import atomic_path
-from nerframe.errors import InvalidInputError, NerframeError, StoreError, check_output_path
+from nerframe.errors import (
+    InvalidInputError,
+    NerframeError,
+    NerframeWarning,
+    StoreError,
+    check_output_path,
+)
 from nerframe.output import write_parquet
 
 MANIFEST = "store.json"
@@ -265,6 +273,25 @@ def foreign_entries(store: str | Path) -> list[str]:
     return foreign
 
 
+def enclosing_store(path: str | Path) -> Path | None:
+    """The result store `path` lies inside (a folder above it holding ``store.json``),
+    or None. Symbolic links are followed, so a link into a store is inside it.
+
+    >>> import tempfile
+    >>> store = Path(tempfile.mkdtemp())
+    >>> _ = write_manifest(store, {})
+    >>> enclosing_store(store / "summary" / "x.parquet") == store.resolve()
+    True
+    >>> enclosing_store(store) is None  # the store itself is not inside a store
+    True
+    """
+    here = Path(os.path.realpath(path))
+    for folder in here.parents:
+        if (folder / MANIFEST).is_file():
+            return folder
+    return None
+
+
 def folder_path(target: str | Path) -> Path:
     """`target` as a path that names the folder of a store: as given, or absolute
     where it has no name of its own (``.``, ``..``, an empty string), so that ``-o .``
@@ -332,8 +359,170 @@ def locked(target: str | Path) -> Iterator[None]:
         lock.release()
 
 
+# --- checking a store against its manifest -------------------------------------------
+
+
+class Problem(NamedTuple):
+    """One fault of a store (`verify`): the file concerned, what is wrong, how to repair."""
+
+    path: Path
+    what: str
+    repair: str
+
+
+SWEEP_TABLE = "sweep"
+"""The one table of a sweep store (`nerframe.sweeps.parts.TABLE`)."""
+
+_SWEEP_PART = re.compile(r"graph=[^/]+/hardware=[^/]+/part-(\d{6,})\.parquet")
+_ANALYSIS_PART = re.compile(r"(?:pipeline=[^/]+/(?:hardware=[^/]+/)?)?part-0\.parquet")
+
+
+class SweepLayout(NamedTuple):
+    """The parts a sweep store's manifest implies: chunk ``n`` of ``chunks`` holds the
+    rows of graph ``graphs[n // per_graph]``, and ``rows(n)`` of them."""
+
+    graphs: list[str]
+    accelerator: str
+    chunks: int
+    per_graph: int  # chunks per graph: workload points x chunks per point
+    per_point: int  # chunks per workload point
+    hardware_points: int
+    chunk_size: int
+
+    def path(self, n: int) -> str:
+        """Where chunk `n`'s part lies, relative to the store."""
+        graph = self.graphs[n // self.per_graph]
+        return f"{SWEEP_TABLE}/graph={graph}/hardware={self.accelerator}/part-{n:06d}.parquet"
+
+    def rows(self, n: int) -> int:
+        """The rows of chunk `n`'s part."""
+        start = (n % self.per_point) * self.chunk_size
+        return min(self.chunk_size, self.hardware_points - start)
+
+
+def sweep_layout(run: object, *, grid_only: bool = False) -> SweepLayout | None:
+    """The layout of the sweep store whose manifest's ``run`` is `run`, or None (not a
+    sweep store, a manifest that does not say, or whose ``chunks`` disagree with its
+    grid, unless `grid_only`: its parts are then not checked, and `verify` names the
+    disagreement).
+
+    >>> run = {"chunks": 4, "sweep": {"graphs": [{"name": "a"}, {"name": "b"}],
+    ...        "accelerator": {"name": "x"}, "grid": {"frequency_mhz": [1, 2, 3]},
+    ...        "workload": {}, "chunk_size": 2}}
+    >>> layout = sweep_layout(run)
+    >>> layout.path(2), [layout.rows(n) for n in range(4)]
+    ('sweep/graph=b/hardware=x/part-000002.parquet', [2, 1, 2, 1])
+    """
+    if not isinstance(run, dict) or not isinstance(run.get("sweep"), dict):
+        return None
+    sweep = run["sweep"]
+    try:
+        graphs = [str(g["name"]) for g in sweep["graphs"]]
+        hardware_points = 1
+        for values in sweep["grid"].values():
+            hardware_points *= len(values)
+        workload_points = 1
+        for values in sweep["workload"].values():
+            workload_points *= len(values)
+        size = int(sweep["chunk_size"])
+        per_point = -(-hardware_points // size)
+        layout = SweepLayout(
+            graphs,
+            str(sweep["accelerator"]["name"]),
+            len(graphs) * workload_points * per_point,
+            workload_points * per_point,
+            per_point,
+            hardware_points,
+            size,
+        )
+    except (KeyError, TypeError, ValueError, ZeroDivisionError, AttributeError):
+        return None
+    return layout if grid_only or run.get("chunks") == layout.chunks else None
+
+
+def _chunks_problem(store: Path, run: object) -> Problem | None:
+    """A sweep manifest whose ``chunks`` disagree with the chunks its grid gives."""
+    if not isinstance(run, dict) or sweep_layout(run) is not None:
+        return None
+    computed = sweep_layout(run, grid_only=True)
+    if computed is None:
+        return None  # a manifest that does not say: nothing to check against
+    return Problem(
+        store / MANIFEST,
+        f"it lists {run.get('chunks')} chunks; its sweep's grid gives {computed.chunks}",
+        _rerun({"run": run}),
+    )
+
+
+def listing(
+    store: Path, manifest: Mapping[str, object]
+) -> tuple[dict[str, list[Path]], list[Problem]]:
+    """The Parquet parts of every table of `store` that are its own, by table, and a
+    `Problem` for every other Parquet file in it (a copy, a foreign file): one listing of
+    the folders, no file read."""
+    run = manifest.get("run")
+    layout = sweep_layout(run)
+    rows = manifest.get("rows")
+    known = set(rows) if isinstance(rows, dict) else None
+    is_sweep = isinstance(run, dict) and "sweep" in run
+    own: dict[str, list[Path]] = {}
+    problems: list[Problem] = []
+    for folder in sorted(store.iterdir()):
+        if not folder.is_dir() or not (parts := sorted(folder.rglob("*.parquet"))):
+            continue
+        for part in parts:
+            where = part.relative_to(folder).as_posix()
+            if is_sweep:
+                found = _SWEEP_PART.fullmatch(where)
+                n = int(found[1]) if found else -1
+                ours = folder.name == SWEEP_TABLE and (
+                    layout is None
+                    or (0 <= n < layout.chunks and layout.path(n) == f"{folder.name}/{where}")
+                )
+            else:
+                ours = bool(_ANALYSIS_PART.fullmatch(where)) and (
+                    known is None or folder.name in known
+                )
+            if ours:
+                own.setdefault(folder.name, []).append(part)
+                continue
+            if layout is not None:
+                what = (
+                    f"not a part of this sweep (its {layout.chunks} chunks are "
+                    f"{SWEEP_TABLE}/graph=…/hardware={layout.accelerator}/part-000000.parquet "
+                    f"to part-{layout.chunks - 1:06d}.parquet)"
+                )
+            else:
+                what = "not a part of this store (its manifest lists no such table or part)"
+            problems.append(Problem(part, what, "remove it or move it out of the store"))
+    return own, problems
+
+
+def _version_problem(store: Path, manifest: Mapping[str, object]) -> Problem | None:
+    """A manifest written by a newer nerframe than this one (its layout may differ)."""
+    from nerframe import __version__
+
+    def parts(text: object) -> tuple[int, ...] | None:
+        found = re.match(r"(\d+)\.(\d+)\.(\d+)", text) if isinstance(text, str) else None
+        return tuple(int(x) for x in found.groups()) if found else None
+
+    written, running = manifest.get("nerframe_version"), parts(__version__)
+    version = parts(written)
+    if version is None:
+        what = f"its nerframe_version {written!r} is not a version"
+    elif running is not None and version > running:
+        what = f"written by nerframe {written}, newer than this nerframe {__version__}"
+    else:
+        return None
+    return Problem(
+        store / MANIFEST, what, "read it with the nerframe that wrote it, or run the command again"
+    )
+
+
 def tables(store: str | Path) -> dict[str, list[Path]]:
-    """The Parquet files of every table in `store`, by table name.
+    """The Parquet files of every table in `store`, by table name: only the store's own
+    parts, as its manifest gives them (a copy or a foreign file in a table's folder is
+    left out with a `NerframeWarning`, and so is a manifest of a newer nerframe).
 
     >>> import tempfile
     >>> store = tempfile.mkdtemp()
@@ -343,9 +532,160 @@ def tables(store: str | Path) -> dict[str, list[Path]]:
     >>> {t: [p.relative_to(store).as_posix() for p in ps] for t, ps in tables(store).items()}
     {'edges': ['edges/pipeline=g/part-0.parquet']}
     """
-    read_manifest(store)
-    return {
-        folder.name: parts
-        for folder in sorted(Path(store).iterdir())
-        if folder.is_dir() and (parts := sorted(folder.rglob("*.parquet")))
-    }
+    manifest = read_manifest(store)
+    own, problems = listing(Path(store), manifest)
+    if (newer := _version_problem(Path(store), manifest)) is not None:
+        problems.insert(0, newer)
+    for problem in problems:
+        warnings.warn(
+            f"{problem.path}: {problem.what}; not read ({problem.repair}; "
+            f"'nerframe verify {store}' checks the whole store)",
+            NerframeWarning,
+            stacklevel=2,
+        )
+    return own
+
+
+def damaged(part: Path, *, whole: bool = True) -> str | None:
+    """Why the Parquet file `part` cannot be read (its footer, and with `whole` its
+    data too), or None.
+
+    >>> import tempfile
+    >>> path = Path(tempfile.mkdtemp()) / "part-0.parquet"
+    >>> _ = path.write_bytes(b"PAR1 not really")
+    >>> damaged(path)
+    'not a whole Parquet file (truncated or overwritten)'
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        if whole:
+            pq.read_table(part)
+        else:
+            pq.read_metadata(part)
+    except (OSError, pa.ArrowException) as e:
+        if "magic bytes" in str(e) or "size" in str(e).lower():
+            return "not a whole Parquet file (truncated or overwritten)"
+        return f"unreadable Parquet ({str(e).splitlines()[0][:120]})"
+    return None
+
+
+def _rerun(manifest: Mapping[str, object]) -> str:
+    """How to repair a store's damaged or missing parts."""
+    run = manifest.get("run")
+    if isinstance(run, dict) and "sweep" in run:
+        return "run the same sweep again with -o on this store: it computes the part again"
+    return "run the same 'nerframe analyze' again: it rebuilds the store"
+
+
+def damaged_error(store: str | Path, parts: list[Path]) -> StoreError | None:
+    """A `StoreError` naming the first of `parts` of `store` whose footer cannot be read
+    and how to repair it, or None (for a reader that failed on them).
+
+    >>> import tempfile
+    >>> store = Path(tempfile.mkdtemp())
+    >>> _ = write_manifest(store, {"sweep": {}})
+    >>> _ = (store / "part-000000.parquet").write_bytes(b"garbage")
+    >>> error = damaged_error(store, [store / "part-000000.parquet"])
+    >>> str(error).removeprefix(str(store)).split(";")[0]
+    '/part-000000.parquet: not a whole Parquet file (truncated or overwritten)'
+    """
+    for part in parts:
+        if (why := damaged(part, whole=False)) is not None:
+            return StoreError(
+                f"{part}: {why}; {_rerun(read_manifest(store))} ('nerframe verify {store}' "
+                "lists every problem)",
+                str(store),
+            )
+    return None
+
+
+def verify(store: str | Path) -> list[Problem]:
+    """Every fault of `store` against its manifest, each with how to repair it: parts
+    that are not the store's (copies, foreign files), missing or damaged parts, parts
+    whose rows or columns differ from what the manifest implies, row counts that differ
+    from the manifest's, a manifest of a newer nerframe. Every part is read whole.
+
+    >>> import nerframe, tempfile
+    >>> store = nerframe.analyze("neurex", "neurex", tempfile.mkdtemp() + "/s", report=False).store
+    >>> verify(store)
+    []
+    >>> import shutil
+    >>> part = store / "summary" / "pipeline=neurex" / "hardware=neurex" / "part-0.parquet"
+    >>> _ = shutil.copy(part, part.with_name("part-1.parquet"))
+    >>> [(p.path.name, p.what.split(" (")[0]) for p in verify(store)]
+    [('part-1.parquet', 'not a part of this store')]
+    """
+    import pyarrow.parquet as pq
+
+    store = Path(store)
+    manifest = read_manifest(store)
+    own, problems = listing(store, manifest)
+    if (newer := _version_problem(store, manifest)) is not None:
+        problems.insert(0, newer)
+    run = manifest.get("run")
+    layout = sweep_layout(run)
+    rerun = _rerun(manifest)
+    counted: dict[str, int] = {}
+    schemas: dict[str, dict[str, list[Path]]] = {}
+    for table, parts in own.items():
+        for part in parts:
+            if (why := damaged(part)) is not None:
+                problems.append(Problem(part, why, f"remove it, then {rerun}"))
+                continue
+            meta = pq.read_metadata(part)
+            counted[table] = counted.get(table, 0) + meta.num_rows
+            schema = meta.schema.to_arrow_schema().remove_metadata()
+            schemas.setdefault(table, {}).setdefault(str(schema), []).append(part)
+            if layout is not None:
+                n = int(part.stem.removeprefix("part-"))
+                if meta.num_rows != layout.rows(n):
+                    what = (
+                        f"holds {meta.num_rows} rows; chunk {n} of this sweep has {layout.rows(n)}"
+                    )
+                    problems.append(Problem(part, what, f"remove it, then {rerun}"))
+            else:
+                needed = [
+                    column
+                    for key, column in (("pipeline=", "graph"), ("hardware=", "accelerator"))
+                    if key in part.relative_to(store).as_posix() and column not in schema.names
+                ]
+                if needed:
+                    what = f"has no column {', '.join(needed)} (not a part nerframe wrote)"
+                    problems.append(Problem(part, what, f"remove it, then {rerun}"))
+    if layout is not None:
+        # one schema for every part of a sweep: those in the fewest parts are the odd ones
+        for by_schema in schemas.values():
+            usual = max(by_schema.values(), key=len)
+            for parts in by_schema.values():
+                if parts is not usual:
+                    problems += [
+                        Problem(
+                            p,
+                            "has other columns than the sweep's other parts",
+                            f"remove it, then {rerun}",
+                        )
+                        for p in parts
+                    ]
+        present = {p.relative_to(store).as_posix() for p in own.get(SWEEP_TABLE, [])}
+        missing = [n for n in range(layout.chunks) if layout.path(n) not in present]
+        for n in missing[:10]:
+            problems.append(Problem(store / layout.path(n), f"chunk {n} is missing", rerun))
+        if len(missing) > 10:
+            what = f"{len(missing) - 10} more of the {layout.chunks} chunks are missing"
+            problems.append(Problem(store / SWEEP_TABLE, what, rerun))
+    elif (wrong := _chunks_problem(store, run)) is not None:
+        problems.append(wrong)
+    rows = manifest.get("rows")
+    if isinstance(rows, dict) and not any(p.what.endswith("missing") for p in problems):
+        for table in sorted({*rows, *counted}):
+            listed, found = rows.get(table), counted.get(table, 0)
+            if (
+                table in own
+                and listed != found
+                and not any(p.path.is_relative_to(store / table) for p in problems)
+            ):
+                what = f"table {table} holds {found:,} rows; the manifest lists {listed}"
+                problems.append(Problem(store / MANIFEST, what, rerun))
+    return problems

@@ -774,7 +774,7 @@ BAD_NERFRAME = [
     ("source-not-string", _set("sources", [1]), "sources[0]", "1"),
     (
         "no-density",
-        lambda d: (_set("sram_um2_per_kb", _DELETE)(d), _set("technology_nm", 3)(d)),
+        lambda d: (_set("sram_um2_per_kb", _DELETE)(d), _set("technology_nm", None)(d)),
         "sram_um2_per_kb",
         None,
     ),

@@ -472,13 +472,13 @@ def test_output_folders_without_a_name(tmp_path: Path) -> None:
     assert line == "error: /: the root folder cannot hold a store; name a folder below it"
     line = one_error_line(run_cli(*SWEEP, "-o", "/", cwd=here))
     assert line == "error: /: the root folder cannot hold a store; name a folder below it"
-    sub = here / "sub"
-    sub.mkdir()
+    sub = tmp_path / "there" / "sub"  # not inside the store "here": nothing may write there
+    sub.mkdir(parents=True)
     done = run_cli(
         "analyze", "neurex", "--hardware", "neurex", "--no-report", "-o", "../an", cwd=sub
     )
     assert done.returncode == 0, done.stderr
-    assert (here / "an" / "store.json").exists()
+    assert (tmp_path / "there" / "an" / "store.json").exists()
 
 
 # -------------------------------------------------------- D8: a range's size

@@ -18,7 +18,9 @@ store manifest — is declared once as a
   belong and strings where numbers belong are refused (``strict`` conversion); the
   original framework's accelerator format alone, being foreign, tolerates fields
   it does not declare (`nerframe.formats.rendersim`);
-- nesting deeper than the parser's limit is refused, not a crash;
+- nesting deeper than the parser's limit is refused, not a crash, and so is a YAML
+  document whose aliases expand to more than `YAML_EXPANDED_LIMIT` values (a
+  "billion laughs" of 384 bytes would otherwise take hours to check);
 - relative paths inside a document are resolved from the folder of the file that
   names them (`resolve`).
 
@@ -295,8 +297,60 @@ def _yaml(text: str, shown: str) -> object:
         # base64) raise on bad scalars.
         reason = "nested too deeply" if isinstance(e, RecursionError) else str(e)
         raise InvalidInputError(f"{shown}: malformed YAML: {reason}", shown) from None
+    try:
+        size = expanded_size(document)
+    except ValueError as e:
+        raise InvalidInputError(f"{shown}: malformed YAML: {e}", shown) from None
+    if size > YAML_EXPANDED_LIMIT:
+        raise InvalidInputError(
+            f"{shown}: YAML aliases expand to {size:,} values, more than the "
+            f"{YAML_EXPANDED_LIMIT:,} an input file may hold; write the values out or "
+            "use fewer aliases",
+            shown,
+        )
     _check_values(document, shown)
     return document
+
+
+YAML_EXPANDED_LIMIT = 10_000_000
+"""The most values (mappings, lists and scalars, each alias counted as a copy of what
+it names) a YAML input may expand to. Ten times the largest graph a user has fed in
+(a 100,000-op graph is about 1 M values), and checked in about a second by the
+walks that follow; the 384-byte 9-level "billion laughs" expands to 926 M."""
+
+
+def expanded_size(document: object) -> int:
+    """The values `document` holds with every shared list or mapping counted once per
+    place it appears (what a YAML alias stands for), computed once per distinct object;
+    a list or mapping that contains itself (a recursive alias) is a `ValueError`.
+
+    >>> inner = [1, 2, 3]
+    >>> expanded_size({"a": inner, "b": inner})  # 1 mapping, 2 keys, 2 lists of 3
+    11
+    """
+    sizes: dict[int, int] = {}
+    open_: set[int] = set()  # containers whose children are being sized
+    stack: list[tuple[object, bool]] = [(document, False)]
+    while stack:
+        value, children_done = stack.pop()
+        if id(value) in sizes:
+            continue
+        if isinstance(value, dict):
+            children: list[object] = [*value.keys(), *value.values()]
+        elif isinstance(value, list):
+            children = value
+        else:
+            continue  # a scalar: counted as 1 by its container
+        if not children_done:
+            if id(value) in open_:
+                raise ValueError("a value contains itself through an alias")
+            open_.add(id(value))
+            stack.append((value, True))
+            stack.extend((c, False) for c in children if isinstance(c, dict | list))
+            continue
+        open_.discard(id(value))
+        sizes[id(value)] = 1 + sum(sizes.get(id(c), 1) for c in children)
+    return sizes.get(id(document), 1)
 
 
 _NOT_JSON = (datetime.date, bytes, set)

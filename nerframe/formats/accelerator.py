@@ -146,8 +146,8 @@ class AcceleratorFile(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     memory_efficiency: Fraction | UnsetType = UNSET
     """Share of the peak DRAM bandwidth real kernels reach; default 1, or the base's."""
     sram_um2_per_kb: NonNegative | UnsetType = UNSET
-    """SRAM density for blocks without their own area; default the node table's at
-    ``technology_nm`` (`nerframe.technology`), else the base's."""
+    """SRAM density for blocks without their own area; default the base's (a file that
+    extends another), else the node table's at ``technology_nm`` (`nerframe.technology`)."""
     sram_pj_per_byte: NonNegative | UnsetType = UNSET
     """Energy of one SRAM byte read or written; default the node table's (0 for a GPU).
     Not inherited: the plug-in's node decides."""

@@ -34,19 +34,29 @@ import json
 import queue
 import shutil
 import threading
+import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 import polars as pl
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from nerframe.atomic import atomic_path
-from nerframe.errors import NerframeError, StoreError
+from nerframe.errors import NerframeError, NerframeWarning, StoreError
 from nerframe.kernels.sweep_chunk import result_matrices
 from nerframe.progress import Progress
-from nerframe.store import MANIFEST, folder_path, locked, read_manifest, write_manifest
+from nerframe.store import (
+    MANIFEST,
+    damaged,
+    folder_path,
+    listing,
+    locked,
+    read_manifest,
+    write_manifest,
+)
 from nerframe.sweeps.evaluate import Evaluator, Matrices, tasks
 from nerframe.sweeps.parts import (
     TABLE,
@@ -84,7 +94,7 @@ def write_store(
         _open(store, identity, len(every))
         names = graph_names(spec)
         paths = [part_path(store, spec, names, t) for t in every]
-        pending = [t for t, p in zip(every, paths, strict=True) if not p.exists()]
+        pending = [t for t, p in zip(every, paths, strict=True) if not _whole(p, t.stop - t.start)]
         if progress is not None:
             progress.advance(
                 sum(t.stop - t.start for t in every) - sum(t.stop - t.start for t in pending)
@@ -113,8 +123,28 @@ def write_store(
                         writer.put(paths[task.number], frame, out, piece.stop == task.stop)
                         if progress is not None:
                             progress.advance(frame.height)
-        write_manifest(store, {"sweep": identity, "complete": True, "chunks": len(every)})
+        # the rows of its own parts (a foreign file in the folder is not counted)
+        run = {"sweep": identity, "complete": True, "chunks": len(every)}
+        write_manifest(store, run, {TABLE: spec.configurations})
     return pl.scan_parquet(paths, hive_partitioning=False, glob=False)
+
+
+def _whole(part: Path, rows: int) -> bool:
+    """Whether the part at `part` was written whole, with its `rows`: a part that is
+    missing is computed, and so is one damaged since (truncated, overwritten), with a
+    warning naming it; the new part replaces it."""
+    if not part.exists():
+        return False
+    try:
+        found = pq.read_metadata(part).num_rows
+    except (OSError, pa.ArrowException):
+        why = damaged(part, whole=False) or "unreadable"
+    else:
+        if found == rows:
+            return True
+        why = f"holds {found} rows, not {rows}"
+    warnings.warn(f"{part}: {why}; computing it again", NerframeWarning, stacklevel=3)
+    return False
 
 
 @contextlib.contextmanager
@@ -191,7 +221,7 @@ def incomplete(store: str | Path) -> str | None:
         return None
     if not isinstance(run, dict) or "sweep" not in run:
         return None
-    parts = len(list(Path(store, TABLE).rglob("*.parquet")))
+    parts = len(listing(Path(store), read_manifest(store))[0].get(TABLE, []))  # its own
     expected = run.get("chunks")
     if run.get("complete") and (not isinstance(expected, int) or parts >= expected):
         return None
