@@ -534,7 +534,8 @@ def test_d15_a_corrupt_part_is_named_by_report(
     part.write_bytes(damage if damage is not None else part.read_bytes()[:100])
     assert cli.main(["report", str(store)]) == 1
     line = error_line(capsys)
-    assert line.startswith(f"error: {part}: unreadable table 'schedule' (parquet: "), line
+    assert line.startswith(f"error: {part}: not a whole Parquet file"), line
+    assert "run the same 'nerframe analyze' again" in line, line
 
 
 # ------------------------------------------------ D19: unbounded and denormal values
