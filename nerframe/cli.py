@@ -25,11 +25,11 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Any, NoReturn, TextIO
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO, cast
 
 import polars as pl
 
-from nerframe._typing import Direction
+from nerframe._typing import Direction, FileFormat
 from nerframe.builtin_pipelines import MODELS
 from nerframe.errors import InvalidInputError, NerframeError
 from nerframe.output import FORMATS, emit, format_value, printable, to_text, wide
@@ -499,10 +499,42 @@ def cmd_roofline(args: argparse.Namespace) -> None:
         save_chart(roofline_chart(result), args.output)
 
 
-def cmd_query(args: argparse.Namespace) -> None:
-    from nerframe.sql import query
+# Rows a query prints to a terminal, or as a table, unless --limit says otherwise.
+QUERY_ROWS = 100
 
-    emit(query(args.query, args.store), args.format, args.output)
+
+def cmd_query(args: argparse.Namespace) -> None:
+    from nerframe.atomic import atomic_path
+    from nerframe.output import emit_batches, file_format
+    from nerframe.sql import opened
+
+    fmt = args.format or "table"
+    with opened(args.query, args.store) as result:
+        if args.output is not None:
+            path, fmt = file_format(args.output, args.format)
+            limit = args.limit or None
+            if fmt == "table":  # aligned columns need every row first
+                emit(result.frame(limit), fmt, path)
+            else:  # DuckDB writes the file as it reads the rows
+                with atomic_path(path) as tmp:
+                    result.write(tmp, cast(FileFormat, fmt), limit)
+            return
+        # Printed: a terminal (or a table anywhere) gets the first rows only; csv or
+        # json into a pipe gets every row, a batch at a time.
+        limit = args.limit
+        if limit is None:
+            limit = QUERY_ROWS if fmt == "table" or sys.stdout.isatty() else 0
+        if fmt != "table" and not limit:
+            emit_batches(result.batches(), fmt)
+            return
+        shown = result.frame(limit + 1 if limit else None)
+        more = 0
+        if limit and shown.height > limit:
+            shown, more = shown.head(limit), result.count() - limit
+        emit(shown, fmt)
+    if more:
+        note = f"… {more:,} more row{'s' if more > 1 else ''}; use -o FILE (or --limit N)\n"
+        (sys.stdout if fmt == "table" else sys.stderr).write(note)
 
 
 def cmd_report(args: argparse.Namespace) -> None:
@@ -809,6 +841,13 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("query", help="a named query (see queries/) or SQL")
     p.add_argument("--store", type=Path, required=True, metavar="DIR")
     _output(p)
+    p.add_argument(
+        "--limit",
+        type=non_negative,
+        metavar="N",
+        help=f"rows to print or write, 0: all [{QUERY_ROWS} printed to a terminal or as a "
+        "table; all in csv/json to a pipe, and in a file]",
+    )
     p.set_defaults(run=cmd_query)
 
     p = sub.add_parser("validate", help="published figures against the model's predictions")
