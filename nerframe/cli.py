@@ -425,25 +425,13 @@ def _objectives(text: str) -> dict[str, Direction]:
 
 def _estimate(spec: SweepSpec) -> str:
     """What a sweep would cost, in words (`nerframe.sweeps.runner.estimate`)."""
-    from nerframe.sweeps.runner import estimate
+    from nerframe.sweeps.runner import estimate, size_text
 
     seconds, size = estimate(spec)
     return (
         f"this sweep has {spec.configurations:,} configurations: about "
-        f"{_duration(seconds)} on this machine and a {_bytes(size)} store"
+        f"{_duration(seconds)} on this machine and a {size_text(size)} store"
     )
-
-
-def _bytes(size: float) -> str:
-    """A byte count in the largest decimal unit it reaches (GB at least: a store worth
-    asking about is large), three significant digits.
-
-    >>> _bytes(6.44e12), _bytes(2.5e8)
-    ('6.44 TB', '0.25 GB')
-    """
-    units = [(1e15, "PB"), (1e12, "TB")]
-    scale, unit = next(((s, u) for s, u in units if size >= s), (1e9, "GB"))
-    return f"{size / scale:.3g} {unit}"
 
 
 def _duration(seconds: float) -> str:
