@@ -17,7 +17,7 @@ from nerframe.errors import StoreError
 from nerframe.sweeps import store as sweep_store
 from nerframe.sweeps.evaluate import tasks
 from nerframe.sweeps.parts import pending, task_at, written
-from nerframe.sweeps.runner import run, store_bytes
+from nerframe.sweeps.runner import bytes_at_most, run, store_bytes
 from nerframe.sweeps.spec import sweep_spec
 
 # A 10^12-configuration grid (four axes of 1000 values), as a campaign's.
@@ -140,6 +140,7 @@ def test_a_small_disk_refuses_a_small_store_and_a_full_one_is_resumed(
     run(spec, store)
     size = sum(p.stat().st_size for p in store.rglob("*.parquet"))
     assert store_bytes(spec) == pytest.approx(size, rel=0.02)  # the oracle: the parts
+    assert bytes_at_most(spec) >= size
     free = size / 2
     monkeypatch.setattr(shutil, "disk_usage", lambda path: shutil._ntuple_diskusage(1e12, 0, free))  # type: ignore[attr-defined]
     run(spec, store)  # every part is there: nothing to write, nothing refused

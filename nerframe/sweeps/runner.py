@@ -177,13 +177,39 @@ def store_bytes(spec: SweepSpec, evaluate: Evaluator | None = None) -> float:
     sample = min(spec.hardware_points, _SAMPLE_ROWS)
     frame = evaluate(Task(0, 0, 0, 0, sample))
     sizes = []
-    for rows in (sample // 2, sample):
+    for rows in (sample // 2, sample) if sample > 1 else (sample,):
         buffer = io.BytesIO()
         encode_part(frame.head(rows), buffer)
         sizes.append(buffer.tell())
+    if len(sizes) == 1:  # one row: all of it counted per row (more than the truth)
+        return float(spec.configurations * sizes[0])
     per_row = (sizes[1] - sizes[0]) / (sample - sample // 2)
     per_part = sizes[1] - per_row * sample
     return spec.chunks * per_part + spec.configurations * per_row
+
+
+# What a row's value takes in a part at most: 8 bytes plain, or a dictionary index
+# with its share of the dictionary, with room for the page's levels and headers.
+_VALUE_BYTES = 16
+# What a part takes at most besides its rows: footer, schema, page headers.
+_PART_BYTES = 65_536
+
+
+def bytes_at_most(spec: SweepSpec) -> float:
+    """An upper bound of `store_bytes`, from the sweep's size alone: every column of
+    every row at `_VALUE_BYTES`.
+
+    >>> from nerframe.sweeps.spec import sweep_spec
+    >>> spec = sweep_spec({"graphs": ["neurex"], "hardware": "neurex",
+    ...                    "grid": {"frequency_mhz": list(range(100, 10100))}})
+    >>> store_bytes(spec) < bytes_at_most(spec) < 10 * store_bytes(spec)
+    True
+    """
+    from nerframe.schemas import SWEEP_CYCLES, SWEEP_FIGURES
+
+    # graph, accelerator, config, batches, bottleneck_module, feasible, and the axes
+    columns = 6 + len(SWEEP_CYCLES) + len(SWEEP_FIGURES) + len(spec.workload) + len(spec.grid)
+    return spec.configurations * columns * _VALUE_BYTES + spec.chunks * _PART_BYTES
 
 
 def check_free_disk(spec: SweepSpec, store: Path, evaluate: Evaluator | None = None) -> None:
@@ -198,9 +224,12 @@ def check_free_disk(spec: SweepSpec, store: Path, evaluate: Evaluator | None = N
     done = sum(1 for _ in parts.rglob("*.parquet")) if parts.is_dir() else 0
     if done >= spec.chunks:
         return
-    needed = store_bytes(spec, evaluate) * (spec.chunks - done) / spec.chunks
+    left = (spec.chunks - done) / spec.chunks
     folder = next(p for p in [store, *store.absolute().parents] if p.is_dir())
     free = shutil.disk_usage(folder).free
+    if bytes_at_most(spec) * left <= free:  # most sweeps: no sample needed
+        return
+    needed = store_bytes(spec, evaluate) * left
     if needed > free:
         raise StoreError(
             f"{store}: this sweep's store would take about {size_text(needed)} and its disk "
