@@ -227,7 +227,7 @@ class Result:
         if fmt == "csv":  # lists as the terminal table and `to_text` show them
             rows = rows.project(
                 ", ".join(
-                    f"array_to_string({_quoted(c)}, ',') AS {_quoted(c)}"
+                    f"list_aggregate({_quoted(c)}, 'string_agg', ',') AS {_quoted(c)}"
                     if str(t).endswith("]")
                     else _quoted(c)
                     for c, t in zip(rows.columns, rows.types, strict=True)
