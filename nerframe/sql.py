@@ -4,7 +4,10 @@
 (``ops``, ``edges``, ``costs``, ``schedule``, ``summary``, ``roofline``, and
 ``accelerators``/``modules`` when present); the views read the store's Parquet
 files in place. `query` runs raw SQL or a named query (``queries/NAME.sql``,
-shipped as package data) and returns a polars DataFrame.
+shipped as package data) and returns a polars DataFrame; `opened` gives the same
+rows as a `Result` that reads only what is asked of it (the first rows, their count,
+a file DuckDB writes as it reads, or batches), so a result of any size takes bounded
+memory.
 
 >>> sorted(named_queries())  # doctest: +NORMALIZE_WHITESPACE
 ['best_under_budget', 'bottlenecks', 'breakdown', 'matrix', 'pareto', 'roofline',
