@@ -216,7 +216,7 @@ class Result:
             reader = (
                 rows.to_arrow_reader(size)
                 if hasattr(rows, "to_arrow_reader")
-                else rows.fetch_record_batch(size)
+                else rows.fetch_arrow_reader(size)
             )
             for batch in reader:
                 yield cast(pl.DataFrame, pl.from_arrow(batch))
