@@ -44,3 +44,6 @@ GraphKind = Literal["inference", "training"]
 
 EdgeKind = Literal["data", "feedback"]
 """A data edge (a precedence constraint) or a feedback edge (kept, never scheduled)."""
+
+FileFormat = Literal["csv", "json", "parquet"]
+"""A table file that DuckDB writes as it reads the rows (`nerframe.sql.Result.write`)."""

@@ -28,11 +28,11 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Any, NoReturn, TextIO
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO, cast
 
 import polars as pl
 
-from nerframe._typing import Direction
+from nerframe._typing import Direction, FileFormat
 from nerframe.builtin_pipelines import MODELS
 from nerframe.errors import InvalidInputError, NerframeError, check_output_path
 from nerframe.output import FORMATS, emit, format_value, printable, to_text, wide
@@ -442,25 +442,13 @@ def _objectives(text: str) -> dict[str, Direction]:
 
 def _estimate(spec: SweepSpec) -> str:
     """What a sweep would cost, in words (`nerframe.sweeps.runner.estimate`)."""
-    from nerframe.sweeps.runner import estimate
+    from nerframe.sweeps.runner import estimate, size_text
 
     seconds, size = estimate(spec)
     return (
         f"this sweep has {spec.configurations:,} configurations: about "
-        f"{_duration(seconds)} on this machine and a {_bytes(size)} store"
+        f"{_duration(seconds)} on this machine and a {size_text(size)} store"
     )
-
-
-def _bytes(size: float) -> str:
-    """A byte count in the largest decimal unit it reaches (GB at least: a store worth
-    asking about is large), three significant digits.
-
-    >>> _bytes(6.44e12), _bytes(2.5e8)
-    ('6.44 TB', '0.25 GB')
-    """
-    units = [(1e15, "PB"), (1e12, "TB")]
-    scale, unit = next(((s, u) for s, u in units if size >= s), (1e9, "GB"))
-    return f"{size / scale:.3g} {unit}"
 
 
 def _duration(seconds: float) -> str:
@@ -518,10 +506,42 @@ def cmd_roofline(args: argparse.Namespace) -> None:
         save_chart(roofline_chart(result), args.output)
 
 
-def cmd_query(args: argparse.Namespace) -> None:
-    from nerframe.sql import query
+# Rows a query prints to a terminal, or as a table, unless --limit says otherwise.
+QUERY_ROWS = 100
 
-    emit(query(args.query, args.store), args.format, args.output)
+
+def cmd_query(args: argparse.Namespace) -> None:
+    from nerframe.atomic import atomic_path
+    from nerframe.output import emit_batches, file_format
+    from nerframe.sql import opened
+
+    fmt = args.format or "table"
+    with opened(args.query, args.store) as result:
+        if args.output is not None:
+            path, fmt = file_format(args.output, args.format)
+            limit = args.limit or None
+            if fmt == "table":  # aligned columns need every row first
+                emit(result.frame(limit), fmt, path)
+            else:  # DuckDB writes the file as it reads the rows
+                with atomic_path(path) as tmp:
+                    result.write(tmp, cast(FileFormat, fmt), limit)
+            return
+        # Printed: a terminal (or a table anywhere) gets the first rows only; csv or
+        # json into a pipe gets every row, a batch at a time.
+        limit = args.limit
+        if limit is None:
+            limit = QUERY_ROWS if fmt == "table" or sys.stdout.isatty() else 0
+        if fmt != "table" and not limit:
+            emit_batches(result.batches(), fmt)
+            return
+        shown = result.frame(limit + 1 if limit else None)
+        more = 0
+        if limit and shown.height > limit:
+            shown, more = shown.head(limit), result.count() - limit
+        emit(shown, fmt)
+    if more:
+        note = f"… {more:,} more row{'s' if more > 1 else ''}; use -o FILE (or --limit N)\n"
+        (sys.stdout if fmt == "table" else sys.stderr).write(note)
 
 
 def cmd_report(args: argparse.Namespace) -> None:
@@ -900,6 +920,13 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("query", help="a named query (see queries/) or SQL")
     p.add_argument("--store", type=Path, required=True, metavar="DIR")
     _output(p)
+    p.add_argument(
+        "--limit",
+        type=non_negative,
+        metavar="N",
+        help=f"rows to print or write, 0: all [{QUERY_ROWS} printed to a terminal or as a "
+        "table; all in csv/json to a pipe, and in a file]",
+    )
     p.set_defaults(run=cmd_query)
 
     p = sub.add_parser("verify", help="check a result store's parts against its manifest")

@@ -18,7 +18,7 @@ import io
 import json
 import math
 import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from decimal import Decimal
 from pathlib import Path
 from typing import cast
@@ -252,6 +252,22 @@ def emit(
     if path is None:
         sys.stdout.write(to_text(df, fmt or "table", totals, ratios=ratios))
         return
+    path, fmt = file_format(path, fmt)
+    if fmt == "parquet":
+        write_parquet(df, path)
+        return
+    with atomic_path(path) as tmp, wide():
+        tmp.write_text(to_text(df, fmt, totals, ratios=ratios))
+
+
+def file_format(path: str | Path, fmt: str | None = None) -> tuple[Path, str]:
+    """The format a table written to `path` takes: `fmt` when given (other than
+    ``table``), else the one its suffix names; a folder, or a name without a known
+    suffix and no `fmt`, is an `InvalidInputError`.
+
+    >>> file_format("rows.parquet"), file_format("rows.out", "csv")
+    ((PosixPath('rows.parquet'), 'parquet'), (PosixPath('rows.out'), 'csv'))
+    """
     path = Path(path)
     if path.is_dir():
         raise InvalidInputError(
@@ -268,12 +284,36 @@ def emit(
             "or give --format",
             str(path),
         )
-    fmt = fmt if fmt and fmt != "table" else _SUFFIXES.get(path.suffix.lower(), fmt or "table")
-    if fmt == "parquet":
-        write_parquet(df, path)
-        return
-    with atomic_path(path) as tmp, wide():
-        tmp.write_text(to_text(df, fmt, totals, ratios=ratios))
+    return path, fmt if fmt and fmt != "table" else _SUFFIXES.get(
+        path.suffix.lower(), fmt or "table"
+    )
+
+
+def emit_batches(batches: Iterable[pl.DataFrame], fmt: str) -> int:
+    """Print rows that come in batches to stdout as ``csv`` (one header) or ``json``
+    (one array of row objects), each batch written as it comes, so that memory holds
+    one batch however many rows there are; the same text `emit` prints for all the
+    rows at once. Returns the row count.
+
+    >>> emit_batches([pl.DataFrame({"x": [1, 2]}), pl.DataFrame({"x": [3]})], "json")
+    [{"x": 1}, {"x": 2}, {"x": 3}]
+    3
+    """
+    if fmt not in ("csv", "json"):
+        raise InvalidInputError(f"unknown format {fmt!r}; choose csv or json")
+    rows, header = 0, False
+    for batch in batches:
+        if fmt == "csv":
+            text = to_text(batch, "csv")
+            sys.stdout.write(text.partition("\n")[2] if header else text)
+            header = True
+        elif batch.height:
+            body = json.dumps(batch.to_dicts(), default=str)[1:-1]
+            sys.stdout.write(("[" if not rows else ", ") + body)
+        rows += batch.height
+    if fmt == "json":
+        sys.stdout.write(("]" if rows else "[]") + "\n")
+    return rows
 
 
 def write_parquet(df: pl.DataFrame, path: str | Path) -> None:

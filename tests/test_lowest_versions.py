@@ -12,7 +12,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _lower_bounds() -> dict[str, str]:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    dev = [d for d in project["optional-dependencies"]["dev"] if d.startswith(("pytest>", "hyp"))]
+    tools = ("pytest>", "pytest-timeout>", "hyp")  # what the lowest environment tests with
+    dev = [d for d in project["optional-dependencies"]["dev"] if d.startswith(tools)]
     bounds = {}
     for requirement in [*project["dependencies"], *dev]:
         found = re.fullmatch(

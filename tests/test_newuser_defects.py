@@ -377,9 +377,9 @@ def test_d28_costs_totals_intensity_and_sizes(capsys) -> None:
     total = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("total"))
     # intensity of the totals: 2,957,770,752 FLOPs / 27,202,048 bytes
     assert total.split()[-1] == f"{2_957_770_752 / 27_202_048:.4f}" == "108.7334"
-    from nerframe.cli import _bytes
+    from nerframe.sweeps.runner import size_text
 
-    assert _bytes(6.44e12) == "6.44 TB"  # the report's "6.44e+03 GB"
+    assert size_text(6.44e12) == "6.44 TB"  # the report's "6.44e+03 GB"
 
 
 def test_d28_sensitivity_of_an_axis_without_effect_is_zero(tmp_path: Path) -> None:

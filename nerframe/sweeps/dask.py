@@ -12,14 +12,20 @@ the local backend's: the same code computes and writes them.
 
 from __future__ import annotations
 
+import itertools
 import os
 import threading
+from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from nerframe.errors import UnavailableError
 from nerframe.progress import Progress
 from nerframe.sweeps.evaluate import Evaluator, Task
 from nerframe.sweeps.spec import SweepSpec
+
+if TYPE_CHECKING:
+    from distributed import Future
 
 # One evaluator per spec per worker thread (an evaluator reuses buffers, so threads
 # never share one), so consecutive tasks of one workload point reuse its mapped graph.
@@ -62,14 +68,22 @@ def write_task(spec: SweepSpec, token: str, task: Task, path: str) -> int:
     return frame.height
 
 
+# Tasks waiting on the cluster at most, per worker thread (and at least
+# `_MIN_IN_FLIGHT`): enough that no thread waits for the next, few enough that the
+# scheduler and this process hold a bounded share of a campaign of millions of chunks.
+_PER_THREAD = 4
+_MIN_IN_FLIGHT = 64
+
+
 def run_tasks(
     spec: SweepSpec,
     token: str,
-    work: list[tuple[Task, Path]],
+    work: Iterable[tuple[Task, Path]],
     scheduler: str | None,
     progress: Progress | None,
 ) -> None:
-    """Run the tasks of `work` (a task and its part's path each) on a Dask cluster."""
+    """Run the tasks of `work` (a task and its part's path each, drawn as they are
+    needed) on a Dask cluster, keeping a bounded number of them in flight."""
     try:
         from distributed import Client, LocalCluster, as_completed
     except ImportError:
@@ -77,14 +91,17 @@ def run_tasks(
             "the dask backend needs the optional extra: pip install 'nerframe[dask]'",
             "distributed",
         ) from None
-    if not work:
+    items = iter(work)
+    first = next(items, None)
+    if first is None:
         return
+    items = itertools.chain([first], items)
     cores = os.cpu_count() or 1
     cluster = None
     try:
         if scheduler is None:
             cluster = LocalCluster(
-                n_workers=min(cores, len(work)),
+                n_workers=min(cores, spec.chunks),
                 threads_per_worker=1,
                 processes=True,
                 dashboard_address=None,
@@ -99,14 +116,26 @@ def run_tasks(
         ) from None
     try:
         shared = client.scatter(spec, broadcast=True)
-        futures = [
-            client.submit(write_task, shared, token, task, str(path), pure=False)
-            for task, path in work
-        ]
-        for future in as_completed(futures):
+
+        def submit(item: tuple[Task, Path]) -> Future[int]:
+            task, path = item
+            return client.submit(write_task, shared, token, task, str(path), pure=False)
+
+        def in_flight() -> int:  # a cluster that scales up takes more
+            return max(_PER_THREAD * sum(client.nthreads().values()), _MIN_IN_FLIGHT)
+
+        limit = in_flight()
+        running = as_completed([submit(item) for item in itertools.islice(items, limit)])
+        for done, future in enumerate(running, start=1):
             rows = future.result()
+            del future  # the cluster forgets a task once no future holds it
             if progress is not None:
                 progress.advance(rows)
+            if done % _MIN_IN_FLIGHT == 0:
+                limit = in_flight()
+            # one task in for each out, and more while the limit grew
+            for item in itertools.islice(items, max(limit - running.count(), 0)):
+                running.add(submit(item))
     finally:
         client.close()
         if cluster is not None:

@@ -1,11 +1,16 @@
 """Sweep parts: one Parquet file per chunk of a sweep, the same bytes whichever
 backend writes it, whether its row groups come at once or one by one
-(`encode_part`, `write_part`); `part_path` says where a chunk's part goes.
+(`encode_part`, `write_part`); `part_path` says where a chunk's part goes, and
+`task_at`, `written` and `pending` plan a store's chunks in memory and time that do
+not grow with the sweep (a campaign of 10^12 configurations has millions of chunks).
 """
 
 from __future__ import annotations
 
 import itertools
+import os
+import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
@@ -27,6 +32,64 @@ def part_path(store: Path, spec: SweepSpec, names: list[str], task: Task) -> Pat
     """Where the rows of `task` go."""
     folder = store / TABLE / f"graph={names[task.graph]}" / f"hardware={spec.hardware.name}"
     return folder / f"part-{task.number:06d}.parquet"
+
+
+def task_at(spec: SweepSpec, number: int) -> Task:
+    """Chunk `number` of the sweep (as `nerframe.sweeps.evaluate.tasks` orders them),
+    computed from the number alone.
+
+    >>> from nerframe.sweeps.spec import sweep_spec
+    >>> spec = sweep_spec({"graphs": ["neurex"], "hardware": "neurex",
+    ...                    "workload": {"rays": [1024, 4096]},
+    ...                    "grid": {"frequency_mhz": [500, 1000, 1500]}, "chunk_size": 2})
+    >>> task_at(spec, 3)
+    Task(number=3, graph=0, point=1, start=2, stop=3)
+    """
+    per_point = -(-spec.hardware_points // spec.chunk_size)
+    point, chunk = divmod(number, per_point)
+    graph, point = divmod(point, spec.workload_points)
+    start = chunk * spec.chunk_size
+    return Task(number, graph, point, start, min(start + spec.chunk_size, spec.hardware_points))
+
+
+_PART = re.compile(r"part-(\d{6,})\.parquet")
+
+
+def written(store: Path, spec: SweepSpec, names: list[str]) -> set[int]:
+    """The numbers of the chunks whose parts are in `store`, found by listing the
+    part folders (time and memory grow with the parts written, not the sweep's)."""
+    done: set[int] = set()
+    for name in dict.fromkeys(names):
+        folder = part_path(store, spec, names, Task(0, names.index(name), 0, 0, 0)).parent
+        try:
+            entries = list(os.scandir(folder))
+        except FileNotFoundError:
+            continue
+        for entry in entries:
+            if (match := _PART.fullmatch(entry.name)) is None:
+                continue
+            number = int(match.group(1))
+            # only a part where this sweep puts it: a chunk of the graph of this folder
+            if number < spec.chunks and names[task_at(spec, number).graph] == name:
+                done.add(number)
+    return done
+
+
+def pending(spec: SweepSpec, done: set[int]) -> Iterator[tuple[Task, bool]]:
+    """The chunks not in `done`, in order, each with whether it is the last of them;
+    made one at a time as they are asked for.
+
+    >>> from nerframe.sweeps.spec import sweep_spec
+    >>> spec = sweep_spec({"graphs": ["neurex"], "hardware": "neurex",
+    ...                    "grid": {"frequency_mhz": [500, 1000, 1500]}, "chunk_size": 1})
+    >>> [(t.number, last) for t, last in pending(spec, {2})]
+    [(0, False), (1, True)]
+    """
+    # the last chunk not done: at most len(done) steps back from the end
+    last = next((n for n in range(spec.chunks - 1, -1, -1) if n not in done), -1)
+    for number in range(last + 1):
+        if number not in done:
+            yield task_at(spec, number), number == last
 
 
 def row_groups(rows: int) -> list[tuple[int, int]]:

@@ -18,7 +18,7 @@ import polars as pl
 
 from nerframe._typing import Backend, Parallelism
 from nerframe.accelerator_model import Accelerator
-from nerframe.errors import InvalidInputError
+from nerframe.errors import InvalidInputError, StoreError
 from nerframe.graphs import Graph
 from nerframe.progress import Progress
 from nerframe.sweeps.evaluate import Evaluator, Task, chunks
@@ -121,12 +121,13 @@ def run(
         return pl.concat(list(chunks(spec, progress, evaluate)))
     from nerframe.sweeps.store import write_store
 
+    check_free_disk(spec, Path(output), evaluate)
     return write_store(spec, Path(output), backend, scheduler, progress, evaluate)
 
 
 def estimate(spec: SweepSpec) -> tuple[float, float]:
     """What running `spec` would cost on this machine: (seconds, store bytes), from a
-    timed sample chunk and the size of its Parquet part.
+    timed sample chunk and `store_bytes`.
 
     >>> from nerframe.sweeps.spec import sweep_spec
     >>> spec = sweep_spec({"graphs": ["neurex"], "hardware": "neurex",
@@ -135,17 +136,115 @@ def estimate(spec: SweepSpec) -> tuple[float, float]:
     >>> seconds > 0 and size > 0
     True
     """
-    import io
     import time
-
-    from nerframe.sweeps.parts import encode_part
 
     sample = min(spec.hardware_points, 50_000)
     evaluate = Evaluator(spec)
     evaluate(Task(0, 0, 0, 0, min(sample, 1000)))  # compile and map outside the timing
     start = time.perf_counter()
-    frame = evaluate(Task(0, 0, 0, 0, sample))
+    evaluate(Task(0, 0, 0, 0, sample))
     seconds = (time.perf_counter() - start) / sample * spec.configurations
-    buffer = io.BytesIO()
-    encode_part(frame, buffer)
-    return seconds, buffer.tell() / sample * spec.configurations
+    return seconds, store_bytes(spec, evaluate)
+
+
+# Rows of the sample chunk that `store_bytes` encodes.
+_SAMPLE_ROWS = 4096
+
+
+def store_bytes(spec: SweepSpec, evaluate: Evaluator | None = None) -> float:
+    """The bytes of the Parquet parts of a store of `spec`, worked out from its first
+    rows, encoded whole and by halves: what a part costs whatever its rows (footer,
+    schema, dictionaries) and what each row adds, times the parts and rows of the sweep.
+    The cost is one sample chunk, however large the sweep; `evaluate` reuses an
+    evaluator of `spec`.
+
+    >>> import tempfile
+    >>> from nerframe.sweeps.spec import sweep_spec
+    >>> spec = sweep_spec({"graphs": ["neurex"], "hardware": "neurex", "chunk_size": 25_000,
+    ...                    "grid": {"frequency_mhz": list(range(100, 1100)),
+    ...                             "systolic_array_32x32.count": list(range(1, 101))}})
+    >>> store = Path(tempfile.mkdtemp()) / "s"
+    >>> _ = run(spec, store)
+    >>> written = sum(p.stat().st_size for p in store.rglob("*.parquet"))
+    >>> round(store_bytes(spec) / written, 2)
+    1.0
+    """
+    import io
+
+    from nerframe.sweeps.parts import encode_part
+
+    evaluate = evaluate or Evaluator(spec)
+    sample = min(spec.hardware_points, _SAMPLE_ROWS)
+    frame = evaluate(Task(0, 0, 0, 0, sample))
+    sizes = []
+    for rows in (sample // 2, sample) if sample > 1 else (sample,):
+        buffer = io.BytesIO()
+        encode_part(frame.head(rows), buffer)
+        sizes.append(buffer.tell())
+    if len(sizes) == 1:  # one row: all of it counted per row (more than the truth)
+        return float(spec.configurations * sizes[0])
+    per_row = (sizes[1] - sizes[0]) / (sample - sample // 2)
+    per_part = sizes[1] - per_row * sample
+    return spec.chunks * per_part + spec.configurations * per_row
+
+
+# What a row's value takes in a part at most: 8 bytes plain, or a dictionary index
+# with its share of the dictionary, with room for the page's levels and headers.
+_VALUE_BYTES = 16
+# What a part takes at most besides its rows: footer, schema, page headers.
+_PART_BYTES = 65_536
+
+
+def bytes_at_most(spec: SweepSpec) -> float:
+    """An upper bound of `store_bytes`, from the sweep's size alone: every column of
+    every row at `_VALUE_BYTES`.
+
+    >>> from nerframe.sweeps.spec import sweep_spec
+    >>> spec = sweep_spec({"graphs": ["neurex"], "hardware": "neurex",
+    ...                    "grid": {"frequency_mhz": list(range(100, 10100))}})
+    >>> store_bytes(spec) < bytes_at_most(spec) < 10 * store_bytes(spec)
+    True
+    """
+    from nerframe.schemas import SWEEP_CYCLES, SWEEP_FIGURES
+
+    # graph, accelerator, config, batches, bottleneck_module, feasible, and the axes
+    columns = 6 + len(SWEEP_CYCLES) + len(SWEEP_FIGURES) + len(spec.workload) + len(spec.grid)
+    return spec.configurations * columns * _VALUE_BYTES + spec.chunks * _PART_BYTES
+
+
+def check_free_disk(spec: SweepSpec, store: Path, evaluate: Evaluator | None = None) -> None:
+    """Refuse (`StoreError`) a sweep whose missing parts (`store_bytes`, less the
+    parts `store` holds already) would not fit in the free space of the disk of
+    `store`, before any part is written."""
+    import shutil
+
+    from nerframe.sweeps.parts import TABLE
+
+    parts = store / TABLE
+    done = sum(1 for _ in parts.rglob("*.parquet")) if parts.is_dir() else 0
+    if done >= spec.chunks:
+        return
+    left = (spec.chunks - done) / spec.chunks
+    folder = next(p for p in [store, *store.absolute().parents] if p.is_dir())
+    free = shutil.disk_usage(folder).free
+    if bytes_at_most(spec) * left <= free:  # most sweeps: no sample needed
+        return
+    needed = store_bytes(spec, evaluate) * left
+    if needed > free:
+        raise StoreError(
+            f"{store}: this sweep's store would take about {size_text(needed)} and its disk "
+            f"has {size_text(free)} free; shrink the grid or write the store to a larger disk",
+            str(store),
+        )
+
+
+def size_text(size: float) -> str:
+    """A byte count in the largest decimal unit it reaches (GB at least: a store worth
+    asking about is large), three significant digits.
+
+    >>> size_text(6.44e12), size_text(2.5e8)
+    ('6.44 TB', '0.25 GB')
+    """
+    units = [(1e15, "PB"), (1e12, "TB")]
+    scale, unit = next(((s, u) for s, u in units if size >= s), (1e9, "GB"))
+    return f"{size / scale:.3g} {unit}"

@@ -183,6 +183,21 @@ class SweepSpec:
         """
         return len(self.graphs) * self.workload_points * self.hardware_points
 
+    @property
+    def chunks(self) -> int:
+        """Chunks of the sweep (a store's parts, the Dask backend's tasks): each graph's
+        workload points times the chunks of the hardware grid, counted without
+        listing them (a campaign may have millions).
+
+        >>> spec = sweep_spec({"graphs": ["neurex"], "hardware": "neurex",
+        ...                    "workload": {"rays": [1024, 4096]},
+        ...                    "grid": {"frequency_mhz": [500, 1000, 1500]}, "chunk_size": 2})
+        >>> spec.chunks  # 2 points x (2 + 1 variants)
+        4
+        """
+        per_point = -(-self.hardware_points // self.chunk_size)
+        return len(self.graphs) * self.workload_points * per_point
+
     def points(self) -> Iterator[dict[str, float | str]]:
         """The workload points in order (the last axis fastest); one empty point without axes.
 

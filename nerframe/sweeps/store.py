@@ -65,7 +65,10 @@ from nerframe.sweeps.parts import (
     _table,
     _write_groups,
     part_path,
+    pending,
     row_groups,
+    task_at,
+    written,
 )
 from nerframe.sweeps.spec import SweepSpec, spec_identity
 
@@ -90,28 +93,34 @@ def write_store(
     identity = spec_identity(spec)
     store = folder_path(store)
     with locked(store), _kept_once_written(store):
-        every = list(tasks(spec))
-        _open(store, identity, len(every))
+        # Planned in constant memory and time: chunks are counted, the parts written
+        # before (a resumed store) listed, and the others made one at a time.
+        _open(store, identity, spec.chunks)
         names = graph_names(spec)
-        paths = [part_path(store, spec, names, t) for t in every]
-        pending = [t for t, p in zip(every, paths, strict=True) if not _whole(p, t.stop - t.start)]
+        # a part written before counts when it is whole (a damaged one is computed again)
+        done = {
+            n
+            for n in written(store, spec, names)
+            if _whole(part_path(store, spec, names, t := task_at(spec, n)), t.stop - t.start)
+        }
         if progress is not None:
-            progress.advance(
-                sum(t.stop - t.start for t in every) - sum(t.stop - t.start for t in pending)
-            )
+            progress.advance(sum(t.stop - t.start for t in (task_at(spec, n) for n in done)))
+        todo = pending(spec, done)
         if backend == "dask":
             from nerframe.sweeps.dask import run_tasks
 
             token = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
-            run_tasks(spec, token, [(t, paths[t.number]) for t in pending], scheduler, progress)
+            work = ((t, part_path(store, spec, names, t)) for t, _ in todo)
+            run_tasks(spec, token, work, scheduler, progress)
         else:
             evaluate = evaluate or Evaluator(spec)
             with _Writer() as writer:
-                for task in pending:
+                for task, last in todo:
                     size = task.stop - task.start
+                    path = part_path(store, spec, names, task)
                     # The last task goes a row group at a time, so that all but its
                     # last group are written while the kernel computes the next.
-                    pieces = row_groups(size) if task is pending[-1] else [(0, size)]
+                    pieces = row_groups(size) if last else [(0, size)]
                     for start, stop in pieces:
                         piece = task._replace(start=task.start + start, stop=task.start + stop)
                         # Result memory of written rows is computed into again: fresh
@@ -120,12 +129,13 @@ def write_store(
                             stop - start, len(spec.grid)
                         )
                         frame = evaluate(piece, out, writer.help)
-                        writer.put(paths[task.number], frame, out, piece.stop == task.stop)
+                        writer.put(path, frame, out, piece.stop == task.stop)
                         if progress is not None:
                             progress.advance(frame.height)
         # the rows of its own parts (a foreign file in the folder is not counted)
-        run = {"sweep": identity, "complete": True, "chunks": len(every)}
+        run = {"sweep": identity, "complete": True, "chunks": spec.chunks}
         write_manifest(store, run, {TABLE: spec.configurations})
+        paths = [part_path(store, spec, names, t) for t in tasks(spec)]
     return pl.scan_parquet(paths, hive_partitioning=False, glob=False)
 
 
