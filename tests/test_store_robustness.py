@@ -138,6 +138,11 @@ def test_a_lock_file_left_behind_is_not_a_held_lock(tmp_path: Path) -> None:
 # Runs the command line after saying so: the test interrupts it once it runs.
 _CLI = "import sys; from nerframe.cli import main; print('ready', flush=True); sys.exit(main())"
 
+_SLOW_VALIDATE = (
+    "import time, nerframe.validation as v; table = v.validate; "
+    "v.validate = lambda *a, **k: (time.sleep(60), table(*a, **k))[1]; "
+)
+
 # Holds the report's page for a minute once its temporary file exists (atomic_path makes
 # it before the page is rendered into it): the page takes ~0.1 s, too short a window
 # for a test that polls on a loaded machine to press Ctrl-C in reliably.
@@ -231,8 +236,11 @@ def test_ctrl_c_stops_a_report_and_leaves_the_store_as_it_was(analysis_store: Pa
 )
 def test_ctrl_c_stops_commands_without_a_progress_bar(tmp_path: Path, command: list[str]) -> None:
     """D3: validate and probe have no progress bar; Ctrl-C was ignored until their end
-    (the probe is forced: whether the machine is busy is not what this tests)."""
-    status, stderr, took = _interrupted(command, tmp_path)
+    (the probe is forced: whether the machine is busy is not what this tests). Validation
+    takes well under the half second before Ctrl-C: it is held for a minute first, so
+    that the Ctrl-C lands inside the command."""
+    prelude = _SLOW_VALIDATE if command[0] == "validate" else ""
+    status, stderr, took = _interrupted(command, tmp_path, prelude=prelude)
     assert (status, stderr) == (130, "error: interrupted\n")
     assert took < _WITHIN_S
     assert list(tmp_path.iterdir()) == []
