@@ -102,6 +102,22 @@ class SramRecord(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     """Its area in µm²; null or absent: ``size_kb * sram_um2_per_kb``."""
 
 
+class AssumptionRecord(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """A figure the file assumes (no source gives it), with the range it may take."""
+
+    parameter: Text
+    """What is assumed, as a sweep grid names it: ``frequency_mhz``,
+    ``dram_bandwidth_gbps``, ``dram_pj_per_byte`` or ``MODULE.FIELD`` (FIELD one of
+    ``count``, ``throughput_ops_per_cycle``, ``latency_cycles``, ``power_uw``,
+    ``area_um2``)."""
+    low: NonNegative
+    """The lowest plausible value; the file's own (nominal) value lies in [low, high]."""
+    high: NonNegative
+    """The highest plausible value."""
+    reason: Text
+    """Why the figure is assumed and where its range comes from."""
+
+
 class AcceleratorFile(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     """An accelerator file."""
 
@@ -158,3 +174,7 @@ class AcceleratorFile(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     """Where each figure comes from."""
     notes: Any = None
     """Anything, kept out of the model."""
+    assumptions: list[AssumptionRecord] = []
+    """The assumed figures and their plausible ranges (``nerframe.bands`` moves them
+    across those ranges); a file that extends another adds to, or replaces by
+    parameter, the base's."""
