@@ -64,6 +64,9 @@ class Module:
     # input, weight, output); operands beyond them are re-read from DRAM
     # (`nerframe.kernels.systolic.dram_traffic`). None: unlimited.
     buffers: tuple[float, float, float] | None = None
+    # The operand width in bits its throughput counts (a mixed-precision unit); an op
+    # of wider operands costs more (`nerframe.mapping.precision_factor`). None: any.
+    bitwidth: int | None = None
 
 
 @dataclass(frozen=True)

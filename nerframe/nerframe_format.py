@@ -217,6 +217,13 @@ def _module(m: ModuleRecord, where: str, shown: str, efficiency: float) -> Modul
     if (array is None) != (dataflow is None):
         given, missing = ("array", "dataflow") if array is not None else ("dataflow", "array")
         _fail(shown, f"{where}.{given}", f"needs '{missing}' too (a systolic array has both)")
+    if m.bitwidth is not None and (m.unit != "flop" or array is not None):
+        _fail(
+            shown,
+            f"{where}.bitwidth",
+            "applies to a FLOP-rated module that is not a systolic array",
+            m.bitwidth,
+        )
     if array is not None and m.unit != "flop":
         _fail(shown, f"{where}.unit", "must be 'flop' on a systolic array", m.unit)
     if m.throughput_ops_per_cycle is not UNSET:
@@ -261,6 +268,7 @@ def _module(m: ModuleRecord, where: str, shown: str, efficiency: float) -> Modul
         array=array,
         dataflow=dataflow,
         buffers=buffers,
+        bitwidth=m.bitwidth,
     )
 
 

@@ -39,6 +39,7 @@ Fraction = Annotated[float, msgspec.Meta(gt=0, le=1)]
 Count = Annotated[int, msgspec.Meta(ge=1)]
 Cycles = Annotated[int, msgspec.Meta(ge=0)]
 Side = Annotated[int, msgspec.Meta(ge=1, le=MAX_ARRAY_SIDE)]
+Bits = Annotated[int, msgspec.Meta(ge=1, le=64)]
 Clock = Annotated[float, msgspec.Meta(ge=FREQUENCY_MHZ[0], le=FREQUENCY_MHZ[1])]
 
 
@@ -89,6 +90,10 @@ class ModuleRecord(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     buffers: BuffersRecord | UnsetType = UNSET
     """A systolic array's buffers (with ``array``): KB each operand role keeps resident
     between folds; without them, capacity is unlimited."""
+    bitwidth: Bits | None = None
+    """The operand width in bits ``throughput_ops_per_cycle`` counts (a mixed-precision
+    unit, FLOP-rated, not a systolic array): an op of b-bit operands costs
+    ``ceil(b / bitwidth)^2`` of its FLOPs; null: the rate holds at any width."""
 
 
 class SramRecord(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
