@@ -31,14 +31,20 @@ True
 
 from __future__ import annotations
 
+import itertools
 import os
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
 from nerframe._typing import Parallelism
-from nerframe.accelerator_model import Accelerator
+from nerframe.accelerator_model import ACCELERATOR_PARAMETERS, Accelerator
 from nerframe.errors import InvalidInputError
 from nerframe.graphs import Graph
+
+if TYPE_CHECKING:
+    from nerframe.scheduling import Schedule
 
 FIGURES = ("fps", "energy_per_frame_j", "avg_power_w", "area_mm2")
 """The headline figures a band is given for (columns of a schedule's summary)."""
@@ -78,6 +84,39 @@ def grid(accel: Accelerator) -> dict[str, list[float]]:
     return {a.parameter: [a.low, a.high] for a in accel.assumptions}
 
 
+def variants(accel: Accelerator) -> list[Accelerator]:
+    """`accel` at each corner of its assumptions, in the sweep's config order (the last
+    assumption varying fastest); `[accel]` when it assumes nothing. For the figures a
+    property gives without a schedule (the area).
+
+    >>> import nerframe
+    >>> [a.dram_bandwidth_gbps for a in variants(nerframe.accelerator("neurex"))][:4]
+    [12.8, 12.8, 25.6, 25.6]
+    """
+    axes = grid(accel)
+    found = []
+    for values in itertools.product(*axes.values()):
+        changed = accel
+        for path, value in zip(axes, values, strict=True):
+            changed = _with(changed, path, value)
+        found.append(changed)
+    return found
+
+
+def _with(accel: Accelerator, path: str, value: float) -> Accelerator:
+    """`accel` with the parameter at grid path `path` set to `value`."""
+    if path in ACCELERATOR_PARAMETERS:
+        changes: dict[str, Any] = {path: float(value)}
+        return replace(accel, **changes)
+    module, _, name = path.rpartition(".")
+    index = accel.module_index(module)
+    number = int(value) if name in ("count", "latency_cycles") else float(value)
+    modules = list(accel.modules)
+    fields: dict[str, Any] = {name: number}
+    modules[index] = replace(modules[index], **fields)
+    return replace(accel, modules=tuple(modules))
+
+
 def corners(
     graph: Graph | str,
     accel: Accelerator | str | os.PathLike[str],
@@ -108,10 +147,12 @@ def bands(
     *,
     parallelism: Parallelism = "split",
     pipelined: bool = True,
+    nominal: Schedule | None = None,
 ) -> pl.DataFrame:
     """Each headline figure of `graph` on `accel` (`FIGURES`): its nominal value and the
     lowest and highest it takes over the corners of the accelerator's assumptions
     (schema `SCHEMA`). A figure without a value (an area that is not published) is null.
+    `nominal` is the schedule of `graph` on `accel` as given, when the caller has it.
 
     >>> import nerframe
     >>> b = bands("neurex", "neurex").filter(figure="area_mm2")  # no assumed area
@@ -122,14 +163,16 @@ def bands(
     from nerframe.scheduling import schedule
 
     hardware = accel if isinstance(accel, Accelerator) else accelerator(accel)
-    nominal = schedule(graph, hardware, parallelism=parallelism, pipelined=pipelined).summary
+    if nominal is None:
+        nominal = schedule(graph, hardware, parallelism=parallelism, pipelined=pipelined)
+    summary = nominal.summary
     rows = corners(graph, hardware, parallelism=parallelism, pipelined=pipelined)
     found = [
         {
-            "graph": nominal["graph"].item(),
+            "graph": summary["graph"].item(),
             "accelerator": hardware.name,
             "figure": figure,
-            "nominal": nominal[figure].item(),
+            "nominal": summary[figure].item(),
             "low": rows[figure].min(),
             "high": rows[figure].max(),
             "assumptions": len(hardware.assumptions),
@@ -140,4 +183,4 @@ def bands(
     return pl.DataFrame(found, schema=SCHEMA)
 
 
-__all__ = ["FIGURES", "MAX_ASSUMPTIONS", "SCHEMA", "bands", "corners", "grid"]
+__all__ = ["FIGURES", "MAX_ASSUMPTIONS", "SCHEMA", "bands", "corners", "grid", "variants"]
