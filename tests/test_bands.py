@@ -286,3 +286,31 @@ def test_cli_bands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     store = tmp_path / "store"
     assert main(["analyze", "neurex", "--bands", "--no-report", "-o", str(store)]) == 0
     assert "area_mm2" in capsys.readouterr().out
+
+
+def test_the_validation_chart_draws_each_band_over_its_published_figure() -> None:
+    import polars as pl
+
+    from nerframe.charts.validation import validation_chart
+
+    table = pl.DataFrame(
+        {
+            "id": ["a", "b", "c"],
+            "tag": ["validation", "validation", "calibration"],
+            "metric": ["fps", "stage_share", "fps"],
+            "value": [10.0, 0.5, 1.0],
+            "predicted": [12.0, 0.25, 1.0],
+            "score": [0.2, -0.5, 0.0],
+            "low": [8.0, None, 1.0],
+            "high": [15.0, None, 1.0],
+            "inside": [True, None, True],
+        }
+    )
+    spec = validation_chart(table).to_dict()
+    rows = {r["id"]: r for r in spec["layer"][3]["data"]["values"]}
+    assert set(rows) == {"a", "b"}  # calibration rows are not drawn
+    # oracle: the bar spans low / published to high / published, the dot predicted /
+    # published
+    assert (rows["a"]["low_ratio"], rows["a"]["ratio"], rows["a"]["high_ratio"]) == (0.8, 1.2, 1.5)
+    assert rows["a"]["band"] == "inside its band" and rows["b"]["band"] == "no band"
+    assert rows["b"]["ratio"] == 0.5 and rows["b"]["low_ratio"] is None
