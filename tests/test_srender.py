@@ -7,6 +7,7 @@ import json
 import math
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 import nerframe
@@ -49,6 +50,7 @@ def test_a_4_bit_mlp_costs_a_sixteenth_of_a_16_bit_one_per_flop() -> None:
 def test_the_sweep_engine_costs_the_width_as_the_scheduler_does() -> None:
     g = nerframe.pipeline("srender")
     rows = nerframe.sweep(g, "srender", {"processing_elements.count": [1]})
+    assert isinstance(rows, pl.DataFrame)
     assert rows["fps"].item() == nerframe.schedule(g, "srender").summary["fps"].item()
 
 
