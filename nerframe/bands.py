@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import itertools
 import os
+from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -173,14 +174,25 @@ def bands(
             "accelerator": hardware.name,
             "figure": figure,
             "nominal": summary[figure].item(),
-            "low": rows[figure].min(),
-            "high": rows[figure].max(),
+            # the corners and the nominal point (a ratio such as the average power
+            # may peak inside the box; docs/uncertainty.md)
+            "low": _extreme(min, rows[figure], summary[figure].item()),
+            "high": _extreme(max, rows[figure], summary[figure].item()),
             "assumptions": len(hardware.assumptions),
             "configurations": rows.height if hardware.assumptions else 0,
         }
         for figure in FIGURES
     ]
     return pl.DataFrame(found, schema=SCHEMA)
+
+
+def _extreme(
+    pick: Callable[[list[float]], float], corners: pl.Series, nominal: float | None
+) -> float | None:
+    """`pick` (min or max) of the corners' values and the nominal one; None when the
+    figure has no value (an area that is not published)."""
+    values = [v for v in (*corners.to_list(), nominal) if v is not None]
+    return pick(values) if values else None
 
 
 __all__ = ["FIGURES", "MAX_ASSUMPTIONS", "SCHEMA", "bands", "corners", "grid", "variants"]
