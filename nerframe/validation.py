@@ -34,6 +34,10 @@ accelerator's), and for the ``;``-separated op types of column ``op_type``:
 those on the accelerator), ``stage_share`` (their share of the frame's op time)
 and ``stage_time_ms`` (their time per frame).
 
+With ``bands``, `validate` also gives each row the range its prediction takes when
+the assumed figures of its accelerators move across their ranges
+(docs/uncertainty.md).
+
 A row that needs a part of the model that is not built in yet (an accelerator
 that is not built in, a workload key `nerframe.pipeline` does not take, a part
 name that matches nothing) is *pending*: its prediction is null, column
@@ -59,7 +63,7 @@ import polars as pl
 from nerframe import technology
 from nerframe.accelerator_model import Accelerator
 from nerframe.builtin_pipelines import pipeline, reusing_pipelines
-from nerframe.errors import InvalidInputError, NerframeError
+from nerframe.errors import InvalidInputError, NerframeError, check_flag
 from nerframe.hardware import BUILTIN, GPUS, accelerator
 from nerframe.scheduling import Schedule, schedule
 
@@ -184,7 +188,7 @@ def validate(*, hardware: Accelerators | None = None, bands: bool = False) -> pl
     predicted: list[float | None] = []
     pending: list[str | None] = []
     ranges: list[tuple[float, float] | None] = []
-    band = _Bands(predict) if bands else None
+    band = _Bands(predict) if check_flag("bands", bands) else None
     # Rows share pipelines at one workload (a figure and its baseline, several metrics
     # of one run): each graph is built once, and within a run (analyze and its report)
     # the run's own graphs are reused.
