@@ -64,6 +64,9 @@ class Module:
     # input, weight, output); operands beyond them are re-read from DRAM
     # (`nerframe.kernels.systolic.dram_traffic`). None: unlimited.
     buffers: tuple[float, float, float] | None = None
+    # The operand width in bits its throughput counts (a mixed-precision unit); an op
+    # of wider operands costs more (`nerframe.mapping.precision_factor`). None: any.
+    bitwidth: int | None = None
 
 
 @dataclass(frozen=True)
@@ -73,6 +76,90 @@ class Sram:
     name: str
     size_kb: float
     area_um2: float | None = None
+
+
+ACCELERATOR_PARAMETERS = ("frequency_mhz", "dram_bandwidth_gbps", "dram_pj_per_byte")
+"""Accelerator fields an assumption (and a sweep's grid) may name."""
+MODULE_PARAMETERS = ("count", "throughput_ops_per_cycle", "latency_cycles", "power_uw", "area_um2")
+"""Module fields an assumption (and a sweep's grid) may name as ``MODULE.FIELD``."""
+_INTEGER_PARAMETERS = ("count", "latency_cycles")
+
+
+@dataclass(frozen=True)
+class Assumption:
+    """A figure a file assumes: the grid path of the parameter (``dram_bandwidth_gbps``,
+    ``MODULE.FIELD``), the plausible range [low, high] around the file's own value,
+    and why.
+
+    >>> a = Assumption("dram_bandwidth_gbps", 256.0, 819.0, "HBM2 not itemised")
+    >>> a.low < a.high
+    True
+    """
+
+    parameter: str
+    low: float
+    high: float
+    reason: str
+
+
+def parameter_value(accel: Accelerator, path: str) -> float:
+    """The value `accel` gives the parameter at grid path `path`: an accelerator field
+    of `ACCELERATOR_PARAMETERS` or ``MODULE.FIELD`` with FIELD in `MODULE_PARAMETERS`.
+
+    >>> import nerframe
+    >>> neurex = nerframe.accelerator("neurex")
+    >>> parameter_value(neurex, "systolic_array_32x32.throughput_ops_per_cycle")
+    2048.0
+    """
+    if path in ACCELERATOR_PARAMETERS:
+        return float(getattr(accel, path))
+    module, _, field_name = path.rpartition(".")
+    names = [m.name for m in accel.modules]
+    if module not in names or field_name not in MODULE_PARAMETERS:
+        choices = [*ACCELERATOR_PARAMETERS, *(f"{n}.{f}" for n in names for f in MODULE_PARAMETERS)]
+        from nerframe.errors import did_you_mean
+
+        raise InvalidInputError(
+            f"{path!r} names no parameter of accelerator '{accel.name}'"
+            f"{did_you_mean(path, choices)}; use one of {', '.join(ACCELERATOR_PARAMETERS)} "
+            f"or MODULE.FIELD with FIELD in {', '.join(MODULE_PARAMETERS)}",
+            path,
+        )
+    return float(getattr(accel.modules[names.index(module)], field_name))
+
+
+def check_assumption(accel: Accelerator, assumption: Assumption) -> str | None:
+    """What is wrong with `assumption` on `accel` (None: nothing): a path naming no
+    parameter, low not below high, the nominal value outside [low, high], a
+    fractional count or latency, a zero where the parameter must be positive.
+
+    >>> import nerframe
+    >>> neurex = nerframe.accelerator("neurex")  # 25.6 GB/s
+    >>> check_assumption(neurex, Assumption("dram_bandwidth_gbps", 30.0, 40.0, "x"))
+    'its value 25.6 lies outside [low, high] = [30, 40]'
+    """
+    try:
+        nominal = parameter_value(accel, assumption.parameter)
+    except InvalidInputError as e:
+        return str(e)
+    low, high = assumption.low, assumption.high
+    if math.isnan(nominal):
+        return "the parameter is not published (null), so it has no value to bound"
+    if not low < high:
+        return f"low ({low:g}) must be below high ({high:g})"
+    if not low <= nominal <= high:
+        return f"its value {nominal:g} lies outside [low, high] = [{low:g}, {high:g}]"
+    field_name = assumption.parameter.rpartition(".")[2]
+    if field_name in _INTEGER_PARAMETERS and (low != int(low) or high != int(high)):
+        return f"{field_name} takes integers, got [{low:g}, {high:g}]"
+    if low == 0 and field_name not in (
+        "latency_cycles",
+        "power_uw",
+        "area_um2",
+        "dram_pj_per_byte",
+    ):
+        return f"{field_name} must stay above 0, got low = 0"
+    return None
 
 
 @dataclass(frozen=True)
@@ -101,7 +188,8 @@ class Accelerator:
     cache's read bandwidth per core clock: every byte an op requests from memory,
     its hash-table sectors included, passes an L2 slice, so its memory time is at
     least those bytes over this rate (`nerframe.mapping.l2_bytes`); 0 (the
-    default) leaves the L2 unlimited.
+    default) leaves the L2 unlimited. ``assumptions`` are the figures the file
+    assumes, each with its plausible range (`Assumption`; `nerframe.bands`).
 
     >>> import nerframe
     >>> a = nerframe.accelerator("neurex")
@@ -131,6 +219,7 @@ class Accelerator:
     gather_sector_bytes: float = 0.0
     l2_cache_kb: float = 0.0
     l2_bytes_per_cycle: float = 0.0
+    assumptions: tuple[Assumption, ...] = ()
 
     def __repr__(self) -> str:
         """One line: name, kind, module count, clock and DRAM bandwidth.

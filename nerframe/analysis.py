@@ -72,6 +72,9 @@ class Analysis:
 
     store: Path
     summary: pl.DataFrame
+    # The headline figures' ranges over each accelerator's assumed figures, one
+    # `nerframe.bands` table per pair that ran (``analyze(bands=True)``); else None.
+    bands: pl.DataFrame | None = None
 
     def __repr__(self) -> str:
         """One line: the store and how many pairs ran.
@@ -109,6 +112,7 @@ def analyze(
     model: WorkloadModel = "realistic",
     images: bool = False,
     scene: str | None = None,
+    bands: bool = False,
 ) -> Analysis:
     """Analyse `pipelines` (built-in names, graph files or `Graph` objects, or one of
     them; default all built-ins) on `hardware` (``"native"``: each pipeline's own
@@ -122,13 +126,21 @@ def analyze(
     too, and with `images` the PNG and SVG of every chart under ``charts/``.
     `fine` expands composite ops into their stages; `model` is the built-in
     pipelines' workload model (``realistic`` or ``spec``, see `nerframe.pipeline`).
+    With `bands`, the result's ``bands`` holds, for every pair that ran, the range of
+    its headline figures over the accelerator's assumed figures (`nerframe.bands`).
 
     >>> import tempfile
     >>> out = tempfile.mkdtemp() + "/store"
     >>> analyze(["neurex", "icarus"], "all", output=out, report=False).summary.height
     36
     """
-    flags = {"pipelined": pipelined, "fine": fine, "report": report, "images": images}
+    flags = {
+        "pipelined": pipelined,
+        "fine": fine,
+        "report": report,
+        "images": images,
+        "bands": bands,
+    }
     for name, flag in flags.items():
         check_flag(name, flag)
     # A pipeline at one workload is built once in the whole run: its graph here is
@@ -202,7 +214,21 @@ def analyze(
             except (NerframeError, OSError) as e:
                 _hide_temporary_names(e, target)
                 raise
-        return Analysis(target, summary)
+        if not bands:
+            return Analysis(target, summary)
+        from nerframe.bands import bands as ranges
+
+        ran = set(summary.filter(status="ok").select("graph", "accelerator").iter_rows())
+        tables = [
+            ranges(g, accel, parallelism=parallelism, pipelined=pipelined)
+            for g, accel in pairs
+            if (g.name, accel.name) in ran
+        ]
+        from nerframe.bands import SCHEMA
+
+        return Analysis(
+            target, summary, pl.concat(tables) if tables else pl.DataFrame(schema=SCHEMA)
+        )
 
 
 def _unknown_modules(graphs: list[Graph]) -> dict[str, object]:

@@ -65,6 +65,13 @@ HASH_GRID_SAMPLES = 24
 """Samples per ray of hash-grid NeRFs after occupancy skipping (nerfstudio's cap)."""
 CICERO_RENDERED = 0.12
 """Share of a frame's pixels CICERO renders fully (radiance warping removes up to 88 %)."""
+SRENDER_SENSITIVE = 0.25
+"""Share of a batch's rays SRender re-renders at high precision (realistic model). SRender
+(MICRO 2024) predicts the sensitive rays from the low-precision pass's colours (a ray
+whose pixel differs from its 3x3 neighbourhood's informative pixel by more than a
+threshold) and "trigger[s] a high-precision rendering again on the sensitive ones"
+(abstract); no source read gives the share. Assumption: a quarter, in a plausible
+0.1-0.5 (edges and fine texture are a minority of a frame's pixels); docs/uncertainty.md."""
 FRAGMENTS_PER_GAUSSIAN = 161
 """Default fragments per Gaussian of a tile's list (pipeline ``3dgs``): GBU's profile of
 3DGS on real-world static scenes on a Jetson Orin NX (GBU, HPCA 2025, p.5); docs/model.md."""
@@ -87,8 +94,9 @@ _TILE = 16
 _TILE_COUNT = (1280 // _TILE) * (720 // _TILE)
 _CULL_RATIO = 0.5  # FrustumCullingProjection's default share of Gaussians kept
 _SH_DEGREE = 3  # 3DGS: degree 3, 16 coefficients per colour channel
-_PER = ("ray", "row", "gaussian", "visible", "tile", "visible_tile", "fragment")
-_BATCH_PER = frozenset({"ray", "row"})  # per pixel or pixel row: repeated per batch
+_PER = ("ray", "sensitive", "row", "gaussian", "visible", "tile", "visible_tile", "fragment")
+# per pixel, sensitive pixel or pixel row: repeated per batch
+_BATCH_PER = frozenset({"ray", "sensitive", "row"})
 
 
 @dataclass(frozen=True)
@@ -97,13 +105,14 @@ class Op:
 
     `per` says what the row iterates over in the realistic model (the spec
     model always uses B rays x N samples, or G = B*N Gaussians):
-    ``ray`` (B rays x N samples), ``row`` (B = ceil(rays / 16) pixel rows of
+    ``ray`` (B rays x N samples), ``sensitive`` (the `SRENDER_SENSITIVE` share of
+    the B rays x N samples), ``row`` (B = ceil(rays / 16) pixel rows of
     16-px tiles x the N Gaussians of their tile's list), ``gaussian`` (the scene's G
     Gaussians), ``visible`` (the Gaussians kept by culling: G, or B with N = 1),
     ``tile`` (B tiles x N Gaussians per tile), ``visible_tile`` (B visible
     Gaussians x N tiles each) or ``fragment`` (B Gaussian-tile pairs x N
-    fragments each); ``ray`` and ``row`` are batch-scoped, the others
-    frame-scoped.
+    fragments each); ``ray``, ``sensitive`` and ``row`` are batch-scoped, the
+    others frame-scoped.
     `realistic` holds parameters that only the realistic model sets.
     """
 
@@ -246,14 +255,16 @@ PIPELINES: dict[str, Spec] = {
             Op("MLP", {"in_dim": 32, "num_layers": 4, "layer_width": 64}, bitwidth=4),
             Op("RGBRenderer", bitwidth=4),
             Op("SensitivityPrediction"),
-            Op("PointArrange"),
-            Op("HashEncoding"),
-            Op("MLP", {"in_dim": 32, "num_layers": 4, "layer_width": 64}),
-            Op("RGBRenderer"),
-            Op("Recovery"),
+            # the fine pass: the sensitive rays only, at full (16-bit) precision
+            Op("PointArrange", per="sensitive"),
+            Op("HashEncoding", per="sensitive"),
+            Op("MLP", {"in_dim": 32, "num_layers": 4, "layer_width": 64}, per="sensitive"),
+            Op("RGBRenderer", per="sensitive"),
+            Op("Recovery", per="sensitive"),
         ),
         (*_chain(10), (3, 9)),
-        description="SRender: coarse 4-bit pass, sensitivity prediction, fine pass, recovery",
+        description="SRender: coarse 4-bit pass, sensitivity prediction, fine pass on the "
+        "sensitive rays, recovery",
         hash_grid=True,
     ),
     "gsarch": Spec(
@@ -453,6 +464,7 @@ def pipeline(
         per_tile = -(-visible * hit // tiles)
         dims: dict[str, dict[str, object]] = {
             "ray": {"B": b, "N": n, "G": g},
+            "sensitive": {"B": math.ceil(SRENDER_SENSITIVE * b), "N": n, "G": g},
             "gaussian": {"G": g, "tiles_per_gaussian": hit},
             "visible": {"B": visible, "N": 1, "G": visible, "tiles_per_gaussian": hit},
             "tile": {"B": tiles, "N": per_tile},

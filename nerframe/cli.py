@@ -246,11 +246,15 @@ def cmd_schedule(args: argparse.Namespace) -> None:
     accel = accelerator(args.hardware)
     _warn(accel.warnings)
     result = schedule(
-        _graph(args, args.pipeline), accel, parallelism=args.parallelism, pipelined=args.pipelined
+        _graph(args, args.pipeline),
+        accel,
+        parallelism=args.parallelism,
+        pipelined=args.pipelined,
+        bands=args.bands,
     )
     table = result.summary if args.summary else result.schedule
     if not _for_people(args):
-        emit(table, args.format, args.output)
+        emit(result.bands if result.bands is not None else table, args.format, args.output)
         return
     view = ["op_id", "op_type", "backward", "scope", "module", "instances", "start_cycle"]
     view += ["end_cycle"]
@@ -261,6 +265,18 @@ def cmd_schedule(args: argparse.Namespace) -> None:
     sys.stdout.write(
         f"\n{result.summary['graph'].item()} on {accel.name}\n"
         + "".join(f"  {k.ljust(width)}  {format_value(v)}\n" for k, v in summary.items())
+    )
+    if result.bands is not None:
+        sys.stdout.write(_bands_text(result.bands))
+
+
+def _bands_text(table: pl.DataFrame) -> str:
+    """The bands table for people: the range of each headline figure over the assumed
+    figures (docs/uncertainty.md)."""
+    shown = table.select("graph", "accelerator", "figure", "nominal", "low", "high")
+    count = max(table["configurations"].to_list(), default=0)
+    return f"\nbands over the assumed figures ({count} corners; docs/uncertainty.md):\n" + to_text(
+        shown, "table"
     )
 
 
@@ -281,10 +297,16 @@ def cmd_analyze(args: argparse.Namespace) -> None:
         report=args.report,
         model=args.model,
         images=args.images,
+        bands=args.bands,
     )
     view = ["graph", "accelerator", "status", "fps", "frame_time_s", "energy_per_frame_j"]
     view += ["avg_power_w", "area_mm2", "dram_utilization", "bottleneck_module"]
     emit(result.summary.select(view), args.format)
+    if result.bands is not None:
+        if args.format in (None, "table"):
+            sys.stdout.write(_bands_text(result.bands))
+        else:
+            emit(result.bands, args.format)
     sys.stderr.write(f"wrote {result.store}/\n")
 
 
@@ -571,7 +593,7 @@ def cmd_validate(args: argparse.Namespace) -> None:
     if args.calibrate:
         emit(calibrate(), args.format, args.output)
         return
-    table = validate()
+    table = validate(bands=args.bands)
     emit(table, args.format, args.output)
     # the summary goes beside a table on the terminal, else to stderr beside the file
     (sys.stdout if _for_people(args) else sys.stderr).write(summary(table) + "\n")
@@ -848,6 +870,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("pipeline", help="a built-in pipeline or a graph file (.json)")
     p.add_argument("--hardware", required=True, help="a built-in accelerator or a .json file")
     p.add_argument("--summary", action="store_true", help="output the summary row (csv/json/-o)")
+    p.add_argument(
+        "--bands",
+        action="store_true",
+        help="also the range of fps, energy, power and area over the assumed figures "
+        "(csv/json/-o: that table)",
+    )
     _schedule_options(p)
     _workload(p)
     _output(p)
@@ -864,6 +892,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=FORMATS[:3], help="format of the printed summary")
     p.add_argument("--no-report", dest="report", action="store_false", help="skip the report")
     p.add_argument("--images", action="store_true", help="also write PNG/SVG of every chart")
+    p.add_argument(
+        "--bands",
+        action="store_true",
+        help="also print each pair's range of fps, energy, power and area over the assumed figures",
+    )
     _schedule_options(p)
     _workload(p)
     p.set_defaults(run=cmd_analyze)
@@ -938,6 +971,11 @@ def parser() -> argparse.ArgumentParser:
         "--calibrate",
         action="store_true",
         help="print the parameters the calibration rows fix instead",
+    )
+    p.add_argument(
+        "--bands",
+        action="store_true",
+        help="add each row's band over the assumed figures and whether the figure is inside",
     )
     _output(p)
     p.set_defaults(run=cmd_validate)

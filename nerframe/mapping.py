@@ -110,7 +110,8 @@ def _codes(op_types: Sequence[str] | pl.Series) -> tuple[np.ndarray, list[str]]:
 
 
 def work(costs: pl.DataFrame, module: np.ndarray, accel: Accelerator) -> np.ndarray:
-    """Work of each row (float64) in the unit of the module it maps to.
+    """Work of each row (float64) in the unit of the module it maps to; on a FLOP-rated
+    module with a ``bitwidth``, FLOPs of wider operands cost more (`precision_factor`).
 
     `costs` is a costs table (its ``flops`` column is the work of FLOP-rated
     modules); `module` the rows' module indices (`map_operators`). A row mapped to a
@@ -142,7 +143,26 @@ def work(costs: pl.DataFrame, module: np.ndarray, accel: Accelerator) -> np.ndar
                 accel.name,
             )
         result[rows] = _product(costs, rows, factors)
+    widths = np.array([m.bitwidth or 0 for m in accel.modules])[module]
+    if widths.any():
+        result *= precision_factor(costs.get_column("bitwidth").to_numpy(), widths)
     return result
+
+
+def precision_factor(op_bits: np.ndarray, module_bits: np.ndarray) -> np.ndarray:
+    """FLOPs of a module's own width that one FLOP of `op_bits`-bit operands costs on a
+    module whose throughput counts `module_bits`-bit operations (0: any width, factor 1):
+    ``ceil(op_bits / module_bits)^2``, as a b-bit multiply is composed of
+    ``(b / w)^2`` w-bit ones (Bit Fusion: Sharma et al., ISCA 2018, fuses 2-bit
+    BitBricks spatially, 16 of them per 8-bit x 8-bit product); narrower operands gain
+    nothing over the module's width.
+
+    >>> precision_factor(np.array([4, 16, 2, 6]), np.array([4, 4, 4, 0])).tolist()
+    [1.0, 16.0, 1.0, 1.0]
+    """
+    module_bits = np.asarray(module_bits)
+    ratio = np.ceil(np.asarray(op_bits) / np.where(module_bits > 0, module_bits, 1))
+    return np.where(module_bits > 0, np.maximum(ratio, 1.0) ** 2, 1.0)
 
 
 GATHERS: tuple[str, ...] = ("HashEncoding", "HashLookup")

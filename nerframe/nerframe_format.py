@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -25,7 +26,14 @@ import msgspec
 from msgspec import UNSET
 
 from nerframe import technology as node_table
-from nerframe.accelerator_model import Accelerator, Module, Sram, copied_area_warnings
+from nerframe.accelerator_model import (
+    Accelerator,
+    Assumption,
+    Module,
+    Sram,
+    check_assumption,
+    copied_area_warnings,
+)
 from nerframe.errors import InvalidInputError, NerframeError
 from nerframe.formats import _shown, convert
 from nerframe.formats.accelerator import AcceleratorFile, ModuleRecord
@@ -137,7 +145,7 @@ def from_nerframe(data: object, path: Path, load: Callable[[str], Accelerator]) 
     sources = (
         [*f.sources, *(f"{base.name}: {source}" for source in base.sources)] if base else f.sources
     )
-    return Accelerator(
+    result = Accelerator(
         name=f.name,
         description=f.description,
         frequency_mhz=frequency,
@@ -161,6 +169,32 @@ def from_nerframe(data: object, path: Path, load: Callable[[str], Accelerator]) 
         l2_cache_kb=float(inherited("l2_cache_kb", 0.0)),
         l2_bytes_per_cycle=float(inherited("l2_bytes_per_cycle", 0.0)),
     )
+    return replace(result, assumptions=_assumptions(f, base, result, shown))
+
+
+def _assumptions(
+    f: AcceleratorFile, base: Accelerator | None, accel: Accelerator, shown: str
+) -> tuple[Assumption, ...]:
+    """The base's assumptions (those on a parameter this file assumes again replaced)
+    and the file's own, each checked against `accel`."""
+    own = [Assumption(a.parameter, float(a.low), float(a.high), a.reason) for a in f.assumptions]
+    _unique([a.parameter for a in own], "assumptions", shown, "parameter")
+    for i, assumption in enumerate(own):
+        problem = check_assumption(accel, assumption)
+        if problem is not None:
+            _fail(shown, f"assumptions[{i}]", f"({assumption.parameter}): {problem}")
+    mine = {a.parameter for a in own}
+    kept = [a for a in (base.assumptions if base else ()) if a.parameter not in mine]
+    for assumption in kept:  # the file may have changed the base's figure
+        problem = check_assumption(accel, assumption)
+        if problem is not None:
+            _fail(
+                shown,
+                "assumptions",
+                f"inherits {assumption.parameter} from '{f.extends}', but {problem}; "
+                "assume it again with a range that holds the file's value",
+            )
+    return (*kept, *own)
 
 
 def _fail(shown: str, where: str, problem: str, value: object = UNSET) -> NoReturn:
@@ -187,6 +221,13 @@ def _module(m: ModuleRecord, where: str, shown: str, efficiency: float) -> Modul
     if (array is None) != (dataflow is None):
         given, missing = ("array", "dataflow") if array is not None else ("dataflow", "array")
         _fail(shown, f"{where}.{given}", f"needs '{missing}' too (a systolic array has both)")
+    if m.bitwidth is not None and (m.unit != "flop" or array is not None):
+        _fail(
+            shown,
+            f"{where}.bitwidth",
+            "applies to a FLOP-rated module that is not a systolic array",
+            m.bitwidth,
+        )
     if array is not None and m.unit != "flop":
         _fail(shown, f"{where}.unit", "must be 'flop' on a systolic array", m.unit)
     if m.throughput_ops_per_cycle is not UNSET:
@@ -231,12 +272,13 @@ def _module(m: ModuleRecord, where: str, shown: str, efficiency: float) -> Modul
         array=array,
         dataflow=dataflow,
         buffers=buffers,
+        bitwidth=m.bitwidth,
     )
 
 
-def _unique(names: list[str], where: str, shown: str) -> None:
+def _unique(names: list[str], where: str, shown: str, key: str = "name") -> None:
     seen: set[str] = set()
     for i, name in enumerate(names):
         if name in seen:
-            _fail(shown, f"{where}[{i}].name", "repeats the name of an earlier entry", name)
+            _fail(shown, f"{where}[{i}].{key}", f"repeats the {key} of an earlier entry", name)
         seen.add(name)

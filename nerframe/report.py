@@ -132,6 +132,11 @@ def _template() -> jinja2.Template:
     return environment.get_template("report.html.j2")
 
 
+def _yes_no(value: object) -> object:
+    """A boolean cell as yes or no; anything else as it is."""
+    return ("yes" if value else "no") if isinstance(value, bool) else value
+
+
 def _num(value: float | int | None, digits: int = 4) -> str:
     if value is None:
         return "–"
@@ -601,10 +606,12 @@ _RENDER = """
 
 
 def _validation_section(page: _Page) -> None:
-    """Published figures against the built-in model (`nerframe.validate`)."""
+    """Published figures against the built-in model (`nerframe.validate`), with the
+    band of each row's assumed figures (docs/uncertainty.md)."""
+    from nerframe.charts.validation import validation_chart
     from nerframe.validation import accuracy, summary, validate
 
-    table = validate()
+    table = validate(bands=True)
     columns = (
         "id",
         "tag",
@@ -619,17 +626,24 @@ def _validation_section(page: _Page) -> None:
         "predicted",
         "error",
         "score",
+        "low",
+        "high",
+        "inside",
         "pending",
         "source",
     )
+    numbers = ("value", "predicted", "error", "score", "low", "high")
     body: list[dict[str, object]] = [
         {
             "status": None,
             "cells": [
                 ("num", _num(row[c], 3))
-                if c in ("value", "predicted", "error", "score")
+                if c in numbers
                 # the source, a paragraph, takes the width the short cells leave
-                else ("text long" if c == "source" else "text", "–" if row[c] is None else row[c])
+                else (
+                    "text long" if c == "source" else "text",
+                    "–" if row[c] is None else _yes_no(row[c]),
+                )
                 for c in columns
             ],
         }
@@ -637,6 +651,7 @@ def _validation_section(page: _Page) -> None:
     ]
     page.add("section", id="validation", title="Validation against published figures")
     page.add("paragraph", text=summary(table))
+    page.figure("validation", validation_chart(table).to_dict(validate=False))
     # beside the reference framework's own accuracy (NeRArch-Sim, ISCA 2026)
     beside: list[dict[str, object]] = [
         {

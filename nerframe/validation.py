@@ -34,6 +34,10 @@ accelerator's), and for the ``;``-separated op types of column ``op_type``:
 those on the accelerator), ``stage_share`` (their share of the frame's op time)
 and ``stage_time_ms`` (their time per frame).
 
+With ``bands``, `validate` also gives each row the range its prediction takes when
+the assumed figures of its accelerators move across their ranges
+(docs/uncertainty.md).
+
 A row that needs a part of the model that is not built in yet (an accelerator
 that is not built in, a workload key `nerframe.pipeline` does not take, a part
 name that matches nothing) is *pending*: its prediction is null, column
@@ -53,12 +57,13 @@ from functools import cache
 from pathlib import Path
 from typing import Any, get_args, get_type_hints
 
+import numpy as np
 import polars as pl
 
 from nerframe import technology
 from nerframe.accelerator_model import Accelerator
 from nerframe.builtin_pipelines import pipeline, reusing_pipelines
-from nerframe.errors import InvalidInputError, NerframeError
+from nerframe.errors import InvalidInputError, NerframeError, check_flag
 from nerframe.hardware import BUILTIN, GPUS, accelerator
 from nerframe.scheduling import Schedule, schedule
 
@@ -154,7 +159,7 @@ def published() -> pl.DataFrame:
 Accelerators = Callable[[str], Accelerator]
 
 
-def validate(*, hardware: Accelerators | None = None) -> pl.DataFrame:
+def validate(*, hardware: Accelerators | None = None, bands: bool = False) -> pl.DataFrame:
     """Every published figure with the model's prediction and the error.
 
     Columns: those of `published` plus ``predicted``, ``error``
@@ -163,6 +168,13 @@ def validate(*, hardware: Accelerators | None = None) -> pl.DataFrame:
     prediction is null waits for, else null). `hardware` loads an accelerator by
     name (None: `nerframe.accelerator`, the built-ins; pass another to validate
     modified figures).
+
+    With `bands`, three more columns: ``low`` and ``high``, the range the prediction
+    takes over the corners of the assumed figures of the accelerators the row runs
+    on (`nerframe.bands`; the nominal prediction included), and ``inside``, whether
+    the published figure lies in it (for an upper bound: whether the band reaches
+    down to it). Rows on op-level metrics (``op_*``, ``stage_*``), part areas and
+    pending rows have no band (null): the sweep engine gives frame figures.
 
     >>> table = validate()
     >>> sorted(set(table["tag"]))
@@ -175,6 +187,8 @@ def validate(*, hardware: Accelerators | None = None) -> pl.DataFrame:
     table = published()
     predicted: list[float | None] = []
     pending: list[str | None] = []
+    ranges: list[tuple[float, float] | None] = []
+    band = _Bands(predict) if check_flag("bands", bands) else None
     # Rows share pipelines at one workload (a figure and its baseline, several metrics
     # of one run): each graph is built once, and within a run (analyze and its report)
     # the run's own graphs are reused.
@@ -186,9 +200,13 @@ def validate(*, hardware: Accelerators | None = None) -> pl.DataFrame:
             except _Pending as waiting:
                 predicted.append(None)
                 pending.append(str(waiting))
+                ranges.append(None)
+                continue
+            if band is not None:
+                ranges.append(band(row, float(predicted[-1] or 0.0)))
     error = pl.col("predicted") / pl.col("value") - 1
     upper = pl.col("bound") == "upper"
-    return table.with_columns(
+    result = table.with_columns(
         predicted=pl.Series(predicted, dtype=pl.Float64),
         pending=pl.Series(pending, dtype=pl.String),
     ).select(
@@ -201,6 +219,17 @@ def validate(*, hardware: Accelerators | None = None) -> pl.DataFrame:
         .alias("score"),
         "pending",
     )
+    if band is None:
+        return result
+    low = pl.Series("low", [r and r[0] for r in ranges], pl.Float64)
+    high = pl.Series("high", [r and r[1] for r in ranges], pl.Float64)
+    value = pl.col("value")
+    inside = (
+        pl.when(upper.fill_null(False))
+        .then(pl.col("low") <= value)
+        .otherwise((pl.col("low") <= value) & (value <= pl.col("high")))
+    )
+    return result.with_columns(low, high).with_columns(inside.alias("inside"))
 
 
 def summary(table: pl.DataFrame) -> str:
@@ -269,6 +298,12 @@ def summary(table: pl.DataFrame) -> str:
     circular = table.filter(tag="circular").height
     if circular:
         line += f"; circular: {circular} (shown, not scored)"
+    if "inside" in table.columns:
+        banded = scored.filter(pl.col("inside").is_not_null())
+        line += (
+            f"; published figure inside the band of the assumed figures: "
+            f"{banded.filter('inside').height} of {banded.height} rows with a band"
+        )
     return line
 
 
@@ -512,6 +547,81 @@ class _Predictor:
                 theirs /= self.accel(base).frequency_mhz
             return theirs / mine
         raise InvalidInputError(f"unknown metric {metric!r}")
+
+
+_FRAME_METRICS = frozenset({"fps", "samples_per_s", "avg_power_w", "energy_per_sample_uj"})
+"""Metrics a band gives from one run's frame figures."""
+_RATIO_METRICS = frozenset({"speedup", "energy_ratio"})
+"""Metrics a band gives from the frame figures of a run and its baseline."""
+
+
+class _Bands:
+    """The band of a row's prediction: its metric over the corners of the assumed
+    figures (`nerframe.bands.corners`, one sweep per pipeline, accelerator and
+    workload), combined over the row's workloads as the prediction is."""
+
+    def __init__(self, predict: _Predictor) -> None:
+        self.predict = predict
+        self.runs: dict[tuple[str, str, tuple[tuple[str, Any], ...]], pl.DataFrame] = {}
+
+    def corners(self, name: str, accel: str, workload: dict[str, Any]) -> pl.DataFrame:
+        from nerframe.bands import corners
+
+        key = (name, accel, tuple(sorted(workload.items())))
+        if key not in self.runs:
+            hardware = self.predict.accel(accel)
+            self.runs[key] = corners(pipeline(name, **workload), hardware)
+        return self.runs[key]
+
+    def __call__(self, row: dict[str, Any], predicted: float) -> tuple[float, float] | None:
+        metric = str(row["metric"])
+        if metric == "area_mm2" and not _split(row["parts"]):
+            values = self.areas(str(row["accelerator"]))
+        elif metric in _FRAME_METRICS | _RATIO_METRICS:
+            per = [self.one(row, w) for w in _workloads(row)]
+            stacked = np.vstack(per)
+            if metric == FRAME_TIME_MEAN:
+                values = stacked.shape[0] / (1.0 / stacked).sum(axis=0)
+            else:
+                values = stacked.mean(axis=0)
+        else:
+            return None
+        return min(float(values.min()), predicted), max(float(values.max()), predicted)
+
+    def areas(self, name: str) -> np.ndarray:
+        from nerframe.bands import variants
+
+        return np.array([a.area_mm2 for a in variants(self.predict.accel(name))])
+
+    def one(self, row: dict[str, Any], workload: dict[str, Any]) -> np.ndarray:
+        metric, accel, name = str(row["metric"]), str(row["accelerator"]), str(row["pipeline"])
+        run = self.corners(name, accel, workload)
+        if metric in _FRAME_METRICS:
+            samples = 1.0
+            if metric in ("samples_per_s", "energy_per_sample_uj"):
+                samples = _samples_per_frame(name, workload)
+            column = {
+                "fps": "fps",
+                "samples_per_s": "fps",
+                "avg_power_w": "avg_power_w",
+                "energy_per_sample_uj": "energy_per_frame_j",
+            }[metric]
+            values = run[column].to_numpy()
+            if metric == "samples_per_s":
+                return values * samples
+            if metric == "energy_per_sample_uj":
+                return values / samples * 1e6
+            return values
+        base = str(row["baseline"])
+        other = self.corners(str(row["baseline_pipeline"] or name), base, workload)
+        column = "fps" if metric == "speedup" else "energy_per_frame_j"
+        mine, theirs = run[column].to_numpy(), other[column].to_numpy()
+        if base == accel:  # one accelerator: the same corner on both sides
+            pairs = (mine, theirs)
+        else:  # independent assumptions: every corner of one against every other's
+            pairs = (np.repeat(mine, theirs.size), np.tile(theirs, mine.size))
+        ratio: np.ndarray = pairs[0] / pairs[1] if metric == "speedup" else pairs[1] / pairs[0]
+        return ratio
 
 
 def _split(text: str | None) -> list[str]:

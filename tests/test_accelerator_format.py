@@ -38,7 +38,11 @@ def _plain(value: Any) -> Any:
 
 
 def _digest(name: str) -> str:
-    return hashlib.sha256((ACCELERATORS / f"{name}.json").read_bytes()).hexdigest()
+    """The file's digest without its ``assumptions`` block, the last key (added after the
+    recording; tests/test_bands.py checks it)."""
+    text = (ACCELERATORS / f"{name}.json").read_bytes()
+    head, found, _ = text.rpartition(b',\n  "assumptions": ')
+    return hashlib.sha256(head + b"\n}\n" if found else text).hexdigest()
 
 
 @pytest.mark.parametrize("name", BUILTIN)
@@ -54,6 +58,7 @@ def test_builtins_load_as_before(name: str) -> None:
         pytest.skip(f"{', '.join(changed)}.json changed since the recording")
     loaded = dataclasses.asdict(accelerator(name))
     loaded["path"] = f"nerframe/accelerators/{name}.json"
+    loaded.pop("assumptions")  # added after the recording (tests/test_bands.py)
     before = entry["accelerator"]
     # fields added since the recording hold their defaults in an unchanged file
     _drop_new_fields(loaded, before, nerframe.Accelerator)

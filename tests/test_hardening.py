@@ -404,6 +404,7 @@ def test_report_when_every_pair_is_unmapped(tmp_path: Path) -> None:
         "area-power.svg",
         "graph--gscore.svg",
         "matrix.svg",
+        "validation.svg",
     ]
 
 
@@ -445,6 +446,7 @@ def test_report_page_names_pairs_states_workload_and_plain_fps(tmp_path: Path) -
     assert titles == [
         "Pipeline × accelerator",
         "Area and power at 28 nm",
+        "predicted / published, with the band of the assumed figures",
         "Operator graph of neurex",
         "Schedule of neurex on neurex",
         "Roofline of neurex on neurex and A100",

@@ -30,6 +30,7 @@ CHROMIUM = Path("/usr/bin/chromium")
 CHARTS = {
     "matrix",
     "area-power",
+    "validation",
     "graph--gsplat",
     "graph--hashnerf_train",
     *(
@@ -365,10 +366,10 @@ def test_report_of_an_analyze_store(tmp_path: Path) -> None:
 
     store = analyze(["neurex"], output=tmp_path / "out", report=False).store
     page = build_report(store, images=True).read_text()
-    # matrix + area and power + operator graph + (Gantt, roofline, breakdown) on neurex
-    # and neurex_server
-    assert page.count('<div class="chart" data-chart="') == 9
-    assert len(list((store / "charts").glob("*.png"))) == 9
+    # matrix + area and power + validation + operator graph + (Gantt, roofline,
+    # breakdown) on neurex and neurex_server
+    assert page.count('<div class="chart" data-chart="') == 10
+    assert len(list((store / "charts").glob("*.png"))) == 10
     roof = (store / "charts" / "roofline--neurex--neurex.svg").read_text()
     assert "neurex ridge" in roof and "A100 ridge" in roof
 

@@ -53,6 +53,7 @@ Fraction = Annotated[float, msgspec.Meta(gt=0, le=1)]
 Count = Annotated[int, msgspec.Meta(ge=1)]
 Cycles = Annotated[int, msgspec.Meta(ge=0)]
 Side = Annotated[int, msgspec.Meta(ge=1, le=MAX_ARRAY_SIDE)]
+Bits = Annotated[int, msgspec.Meta(ge=1, le=64)]
 Clock = Annotated[float, msgspec.Meta(ge=FREQUENCY_MHZ[0], le=FREQUENCY_MHZ[1])]
 DramEnergy = Annotated[float, msgspec.Meta(ge=0, le=DRAM_PJ_PER_BYTE_MAX)]
 Leakage = Annotated[float, msgspec.Meta(ge=0, le=LEAKAGE_UW_PER_MM2_MAX)]
@@ -107,6 +108,10 @@ class ModuleRecord(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     buffers: BuffersRecord | UnsetType = UNSET
     """A systolic array's buffers (with ``array``): KB each operand role keeps resident
     between folds; without them, capacity is unlimited."""
+    bitwidth: Bits | None = None
+    """The operand width in bits ``throughput_ops_per_cycle`` counts (a mixed-precision
+    unit, FLOP-rated, not a systolic array): an op of b-bit operands costs
+    ``ceil(b / bitwidth)^2`` of its FLOPs; null: the rate holds at any width."""
 
 
 class SramRecord(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
@@ -118,6 +123,22 @@ class SramRecord(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     """Capacity in KB."""
     area_um2: Area | None = None
     """Its area in µm²; null or absent: ``size_kb * sram_um2_per_kb``."""
+
+
+class AssumptionRecord(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """A figure the file assumes (no source gives it), with the range it may take."""
+
+    parameter: Text
+    """What is assumed, as a sweep grid names it: ``frequency_mhz``,
+    ``dram_bandwidth_gbps``, ``dram_pj_per_byte`` or ``MODULE.FIELD`` (FIELD one of
+    ``count``, ``throughput_ops_per_cycle``, ``latency_cycles``, ``power_uw``,
+    ``area_um2``)."""
+    low: NonNegative
+    """The lowest plausible value; the file's own (nominal) value lies in [low, high]."""
+    high: NonNegative
+    """The highest plausible value."""
+    reason: Text
+    """Why the figure is assumed and where its range comes from."""
 
 
 class AcceleratorFile(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
@@ -176,3 +197,7 @@ class AcceleratorFile(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     """Where each figure comes from."""
     notes: Any = None
     """Anything, kept out of the model."""
+    assumptions: list[AssumptionRecord] = []
+    """The assumed figures and their plausible ranges (``nerframe.bands`` moves them
+    across those ranges); a file that extends another adds to, or replaces by
+    parameter, the base's."""
