@@ -558,8 +558,8 @@ def pipeline(
     >>> pipeline("gscore", model="spec").ops["G"].to_list()[:2]
     [262144, 262144]
     >>> bicycle = pipeline("gscore", scene="bicycle")
-    >>> bicycle.frame_pixels, bicycle.ops["G"].to_list()[:2]
-    (1016814, [6060000, 3030000])
+    >>> bicycle.frame_pixels, bicycle.ops["G"].to_list()[::2]
+    (1016814, [6060000, 3030000, None])
     >>> pipeline("3dgs", width=3840, height=2160).ops["N"].to_list()[2:]
     [19, 19, 161]
     """
