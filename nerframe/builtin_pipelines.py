@@ -114,7 +114,12 @@ _TINY_MLP = {"in_dim": 32, "num_layers": 3, "layer_width": 64, "out_dim": 4}
 _NGP_DENSITY = {"in_dim": 32, "num_layers": 2, "layer_width": 64, "out_dim": 16}
 _NGP_COLOUR = {"in_dim": 32, "num_layers": 3, "layer_width": 64, "out_dim": 3}
 _NGP_SH_DEGREE = 3  # the catalogue's degree: (3 + 1)^2 = 16 coefficients
-_TILES = {"image_w": GAUSSIAN_SIZE[0], "image_h": GAUSSIAN_SIZE[1], "tile": TILE, "tile_keep_ratio": 0.1}
+_TILES = {
+    "image_w": GAUSSIAN_SIZE[0],
+    "image_h": GAUSSIAN_SIZE[1],
+    "tile": TILE,
+    "tile_keep_ratio": 0.1,
+}
 _SH_DEGREE = 3  # 3DGS: degree 3, 16 coefficients per colour channel
 _PER = ("ray", "row", "gaussian", "visible", "tile", "visible_tile", "fragment")
 _BATCH_PER = frozenset({"ray", "row"})  # per pixel or pixel row: repeated per batch
