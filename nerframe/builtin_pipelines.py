@@ -801,15 +801,24 @@ def load_graph(
     model: WorkloadModel = "realistic",
     *,
     scene: str | None = None,
+    width: int | None = None,
+    height: int | None = None,
 ) -> Graph:
     """A built-in pipeline by name or a graph file (.json, .yaml) at a workload (the
-    one `workload_graph` applies, `scene` included); expanded into its fine graph
-    when `fine`.
+    one `workload_graph` applies, `scene` and the frame's `width` and `height`
+    included); expanded into its fine graph when `fine`.
 
     >>> load_graph("neurex").ops.height, load_graph("neurex", fine=True).ops.height
     (5, 7)
     """
-    given = {"rays": rays, "samples": samples, "gaussians": gaussians, "scene": scene}
+    given = {
+        "rays": rays,
+        "samples": samples,
+        "gaussians": gaussians,
+        "scene": scene,
+        "width": width,
+        "height": height,
+    }
     return workload_graph(name, {k: v for k, v in given.items() if v is not None}, fine, model)
 
 
@@ -822,8 +831,8 @@ def workload_graph(
     """`source` (a built-in name, a graph file or a `Graph`) at workload `point`.
 
     A built-in pipeline is rebuilt in workload `model` with the point's rays,
-    samples, Gaussians and ``scene`` (a standard scene's name; defaults as
-    `nerframe.pipeline`'s); otherwise the B, N, G columns of the ops that have them
+    samples, Gaussians, frame ``width`` and ``height`` and ``scene`` (a standard
+    scene's name; defaults as `nerframe.pipeline`'s); otherwise the B, N, G columns of the ops that have them
     are set (a dimension no op has is refused; a scene is refused: what it sets is
     the built-in pipelines' workload). ``bitwidth`` sets every op's bitwidth and
     ``OPTYPE.PARAM`` that parameter of every op of that type.
@@ -833,22 +842,28 @@ def workload_graph(
     (1024, 128)
     >>> workload_graph("neurex", {"scene": "room"}).frame_pixels
     1616166
+    >>> workload_graph("3dgs", {"width": 1920, "height": 1080}).frame_pixels
+    2073600
     """
     scene = point.get("scene")
-    numbers = {k: v for k, v in point.items() if not isinstance(v, str)}
+    frame = {k: int(v) for k, v in point.items() if k in ("width", "height")}
+    numbers = {k: v for k, v in point.items() if not isinstance(v, str) and k not in frame}
     dims = {k: int(v) for k, v in numbers.items() if k in ("rays", "samples", "gaussians")}
     builtin = isinstance(source, str) and (source in PIPELINES or not Path(source).suffix)
-    if scene is not None and not builtin:
+    if (scene is not None or frame) and not builtin:
         label = f"Graph {source.name!r}" if isinstance(source, Graph) else f"graph file {source}"
+        what = f"scene {scene!r}" if scene is not None else "the frame's width and height"
         raise InvalidInputError(
-            f"scene {scene!r} applies to the built-in pipelines, not to the {label}: "
+            f"{what} applies to the built-in pipelines, not to the {label}: "
             "set its workload (rays, samples, gaussians) instead",
-            "scene",
+            "scene" if scene is not None else next(iter(frame)),
         )
     if isinstance(source, Graph):
         base = source
     elif builtin:
-        base = pipeline(source, **dims, model=model, scene=None if scene is None else str(scene))
+        base = pipeline(
+            source, **dims, **frame, model=model, scene=None if scene is None else str(scene)
+        )
         dims = {}
     else:
         base = read_graph(source)
