@@ -24,7 +24,7 @@ bitwidth) and its edges; `pipeline` fills the workload dimensions. Two models:
 >>> gscore = nerframe.pipeline("gscore").ops.select("op_type", "scope", "B", "N")
 >>> gscore.rows()[1:]  # doctest: +NORMALIZE_WHITESPACE
 [('GaussianPreprocess', 'frame', 500000, 1), ('SubtileSkip', 'frame', None, None),
- ('Sorting', 'frame', 3600, 695), ('GaussianAlphaBlend', 'batch', 921600, 43)]
+ ('Sorting', 'frame', 3600, 1389), ('GaussianAlphaBlend', 'batch', 921600, 167)]
 """
 
 from __future__ import annotations
@@ -80,27 +80,26 @@ _GBU_PAIRS_PER_VISIBLE = 1.1e12 / 60 / 11 / FRAGMENTS_PER_GAUSSIAN / 1.68e6
 # GBU p.5: 11 FLOP per fragment need 1.1 TFLOP/s at 60 FPS, so 1.67e9 fragments a
 # frame; at 161 fragments per pair, 10.4 M pairs over 1.68 M visible Gaussians: 6.16
 # tiles per Gaussian, on static Mip-NeRF360 scenes at the 3DGS evaluation frames.
-_GBU_FRAME_HEIGHT = 949
-# Assumption: GBU profiled at the frames 3DGS evaluates Mip-NeRF360 at; 949 px is the
-# mean height of the seven scene-table rows (822-1039 px).
-FOOTPRINT = round((math.sqrt(_GBU_PAIRS_PER_VISIBLE) - 1) * TILE / _GBU_FRAME_HEIGHT, 5)
-"""Side of a visible Gaussian's screen-space bounding box as a share of the frame height
-(0.02499: 24 px at 949 px): a Gaussian's angular size is the scene's, so its footprint
-in pixels grows with the frame's height. A box of side s px at a uniformly random
-position spans on average 1 + s/16 tiles along each axis; (1 + s/16)^2 = 6.16 at the
-reference frame gives the share (derived; docs/workloads.md)."""
-COVERED = round(
-    CONTRIBUTING_SHARE
-    * FRAGMENTS_PER_GAUSSIAN
-    * _GBU_PAIRS_PER_VISIBLE
-    / (FOOTPRINT * _GBU_FRAME_HEIGHT) ** 2,
-    4,
-)
-"""Share of a Gaussian's bounding box where it contributes to the pixels (0.2416):
-GBU's contributing fragments per visible Gaussian (13.7 % of 161 fragments on each
-of its 6.16 pairs: 136 pixels) over its box at the reference frame (23.7 px a side);
-derived, docs/workloads.md. A pixel's blended Gaussians (depth complexity) then do
-not depend on the resolution, as a scene's angular coverage does not."""
+_GBU_VISIBLE = 1.68e6
+_GBU_PIXELS = 1_372_193
+# Assumption: GBU profiled at the frames 3DGS evaluates Mip-NeRF360 at; 1,372,193 px
+# is the mean frame of the seven scene-table rows (1,016,814-1,619,801 px).
+_GBU_BOX = ((math.sqrt(_GBU_PAIRS_PER_VISIBLE) - 1) * TILE) ** 2
+# A box of side s px at a uniformly random position spans on average 1 + s/16 tiles
+# along each axis: (1 + s/16)^2 = 6.16 gives s = 23.7 px, 562 px^2, at GBU's frame.
+OVERLAP = round(_GBU_BOX * _GBU_VISIBLE / _GBU_PIXELS, 1)
+"""Bounding-box overlap of a 3DGS frame (688.7): the visible Gaussians' screen-space
+boxes cover each pixel this many times over. A scene's Gaussians tile what the camera
+sees, so their boxes' total area follows the frame: a visible Gaussian's box covers
+``OVERLAP * pixels / visible`` px (more pixels or fewer Gaussians: larger boxes).
+Derived from GBU's profile (6.16 tiles per visible Gaussian, 1.68 M visible, at the
+Mip-NeRF360 frames); that it holds across scenes is an assumption (docs/workloads.md)."""
+COVERED = round(CONTRIBUTING_SHARE * FRAGMENTS_PER_GAUSSIAN * _GBU_PAIRS_PER_VISIBLE / _GBU_BOX, 4)
+"""Share of a Gaussian's box where it contributes to the pixels (0.2417): GBU's
+contributing fragments per visible Gaussian (13.7 % of 161 fragments on each of its
+6.16 pairs: 136 pixels) over its box at GBU's frame (23.7 px a side); derived,
+docs/workloads.md. Gaussians blended per pixel, ``OVERLAP * COVERED`` = 166, then
+depend neither on the resolution nor on the scene's Gaussian count."""
 _RFF = {"input_dim": 3, "num_features": 128, "use_sin_cos": True}
 _HASH = {"input_dim": 3, "num_levels": 16, "features_per_level": 2, "log2_hashmap_size": 19}
 _NGP_MLP = {"in_dim": 32, "num_layers": 4, "layer_width": 64, "out_dim": 64}
@@ -160,14 +159,11 @@ class GaussianFrame:
 
     @property
     def blended_per_pixel(self) -> int:
-        """Gaussians that contribute to a pixel: the visible Gaussians' covered
-        area (`COVERED` of each one's box of ``FOOTPRINT*height`` px a side) over the
-        frame's pixels, at most the fragments a pixel evaluates, at least 1."""
-        pixels = self.width * self.height
-        box = FOOTPRINT * self.height
-        covered = self.visible * COVERED * box * box / pixels
-        evaluated = self.pairs * self.fragments_per_pair / pixels
-        return max(1, math.ceil(min(covered, evaluated)))
+        """Gaussians that contribute to a pixel: the boxes' overlap times the share
+        of a box a Gaussian covers (``OVERLAP * COVERED``), at most the fragments a
+        pixel evaluates, at least 1."""
+        evaluated = self.pairs * self.fragments_per_pair / (self.width * self.height)
+        return max(1, math.ceil(min(OVERLAP * COVERED, evaluated)))
 
 
 def gaussian_frame(
@@ -180,21 +176,25 @@ def gaussian_frame(
 ) -> GaussianFrame:
     """The 3DGS frame model: `gaussians` rendered at `width` x `height` pixels.
 
-    `VISIBLE_SHARE` of the Gaussians survive culling; each covers a square box of
-    `FOOTPRINT` x `height` pixels a side, which spans ``1 + FOOTPRINT*height/TILE``
-    tiles along each axis (at most the grid's), rounded to a whole count of tiles
-    (`tiles_per_gaussian` overrides it; 0: every tile). The grid is 3DGS's:
-    ``ceil(width/16) x ceil(height/16)`` tiles.
+    `VISIBLE_SHARE` of the Gaussians survive culling; each one's screen-space
+    bounding box is a square of ``OVERLAP * pixels / visible`` px (side ``s``),
+    which spans ``1 + s/TILE`` tiles along each axis on average (at most the
+    grid's), rounded to a whole count of tiles (`tiles_per_gaussian` overrides
+    it; 0: every tile). The grid is 3DGS's: ``ceil(width/16) x ceil(height/16)``
+    tiles. Per-Gaussian work stays, per-pair work grows with ``(1 + s/16)^2``:
+    frame time grows with the pixels, sub-linearly, towards linear once boxes
+    span many tiles.
 
     >>> f = gaussian_frame(1920, 1080, 1_000_000)
     >>> f.tiles, f.visible, f.tiles_per_gaussian, f.pairs
-    (8160, 500000, 7, 3500000)
+    (8160, 500000, 19, 9500000)
     >>> gaussian_frame(3840, 2160, 1_000_000).tiles_per_gaussian
-    19
+    59
     """
     tiles_x, tiles_y = -(-width // TILE), -(-height // TILE)
+    visible = math.ceil(VISIBLE_SHARE * gaussians)
     if tiles_per_gaussian is None:
-        span = 1 + FOOTPRINT * height / TILE
+        span = 1 + math.sqrt(OVERLAP * width * height / visible) / TILE
         tiles_per_gaussian = max(1, round(min(span, tiles_x) * min(span, tiles_y)))
     elif tiles_per_gaussian == 0 or tiles_per_gaussian > tiles_x * tiles_y:
         tiles_per_gaussian = tiles_x * tiles_y
@@ -202,7 +202,7 @@ def gaussian_frame(
         width,
         height,
         gaussians,
-        math.ceil(VISIBLE_SHARE * gaussians),
+        visible,
         tiles_x,
         tiles_y,
         tiles_per_gaussian,
@@ -566,7 +566,7 @@ def pipeline(
     >>> bicycle.frame_pixels, bicycle.ops["G"].to_list()[::2]
     (1016814, [6060000, 3030000, None])
     >>> pipeline("3dgs", width=3840, height=2160).ops["N"].to_list()[2:]
-    [19, 19, 161]
+    [59, 59, 161]
     """
     if not isinstance(name, str):
         raise InvalidInputError(

@@ -229,11 +229,11 @@ def test_gaurast_blends_the_3dgs_graph_on_its_rasterizer() -> None:
 
 
 def test_3dgs_kernel_costs_are_the_rasteriser_s() -> None:
-    # 1 M Gaussians, half visible, 5 tiles each at 1280x720 (a box of 2.5 % of 720 px:
-    # round((1 + 18/16)^2) = 5), 161 fragments per list entry, FP32
+    # 1 M Gaussians, half visible, 10 tiles each at 1280x720 (boxes of 688.7 x 921,600 /
+    # 500,000 px^2: round((1 + 35.6/16)^2) = 10), 161 fragments per list entry, FP32
     g = nerframe.pipeline("3dgs")
     c = {r["op_type"]: r for r in nerframe.costs(g.ops).iter_rows(named=True)}
-    visible, pairs = 500_000, 2_500_000
+    visible, pairs = 500_000, 5_000_000
     # position, scale, rotation, opacity, 48 SH coefficients (+1 scan read) in; radius,
     # 2D mean, depth, 3D covariance, RGB, conic+opacity, tile count, clamp flags (+1) out
     assert c["GaussianPreprocess"]["bytes_total"] == visible * (57 + 21) * 4
@@ -262,9 +262,10 @@ def test_six_onesweep_passes_hold_for_every_scene_frame() -> None:
         assert math.ceil((32 + tiles.bit_length()) / 8) == 6, row["name"]
     bonsai = nerframe.pipeline("3dgs", scene="bonsai")
     sort = nerframe.costs(bonsai.ops).filter(op_type="RadixSort").row(0, named=True)
-    # a footprint of 2.5 % of 1039 px spans 1 + 26/16 tiles a side: round(6.88) = 7 tiles
-    pairs = math.ceil(0.5 * 1_240_000) * round((1 + 0.02499 * 1039 / 16) ** 2)
-    assert pairs == 620_000 * 7
+    # boxes of 688.7 x 1,619,801 / 620,000 px^2 (42.4 px a side): round(3.65^2) = 13 tiles
+    box = math.sqrt(688.7 * 1559 * 1039 / 620_000)
+    pairs = math.ceil(0.5 * 1_240_000) * round((1 + box / 16) ** 2)
+    assert pairs == 620_000 * 13
     assert sort["bytes_total"] == pairs * (8 + 6 * 2 * 12 + 8)
 
 

@@ -178,14 +178,16 @@ def test_gscore_on_bicycle_by_hand() -> None:
     rows = {r["op_type"]: r for r in ops.iter_rows(named=True)}
     tiles = math.ceil(1237 / 16) * math.ceil(822 / 16)  # 3DGS's grid: 78 x 52 tiles
     visible = math.ceil(0.5 * 6_060_000)  # half the Gaussians survive culling
-    box = 0.02499 * 822  # the footprint: 2.5 % of the frame height, 20.5 px
-    hit = round((1 + box / 16) ** 2)  # 2.28 tiles a side: 5.2 tiles
-    assert tiles == 4056 and visible == 3_030_000 and hit == 5
-    blended = math.ceil(visible * 0.2417 * box * box / (1237 * 822))  # 304
+    # the boxes overlap 688.7 deep: each visible Gaussian's box is 688.7 px x its
+    # share of the frame, 231 px^2 (15.2 px a side), spanning 1.95 tiles a side
+    box = math.sqrt(688.7 * 1237 * 822 / visible)
+    hit = round((1 + box / 16) ** 2)  # 3.8 tiles
+    assert tiles == 4056 and visible == 3_030_000 and hit == 4
+    blended = math.ceil(688.7 * 0.2416)  # contributing Gaussians per pixel: 167
     assert rows["FrustumCulling"]["G"] == 6_060_000
     assert (rows["GaussianPreprocess"]["B"], rows["GaussianPreprocess"]["N"]) == (visible, 1)
-    assert (rows["Sorting"]["B"], rows["Sorting"]["N"]) == (tiles, math.ceil(visible * 5 / tiles))
-    assert rows["SubtileSkip"]["G"] == visible and rows["SubtileSkip"]["tiles_per_gaussian"] == 5
+    assert (rows["Sorting"]["B"], rows["Sorting"]["N"]) == (tiles, math.ceil(visible * 4 / tiles))
+    assert rows["SubtileSkip"]["G"] == visible and rows["SubtileSkip"]["tiles_per_gaussian"] == 4
     assert (rows["SubtileSkip"]["image_w"], rows["SubtileSkip"]["image_h"]) == (1237, 822)
     assert (rows["GaussianAlphaBlend"]["B"], rows["GaussianAlphaBlend"]["N"]) == (
         1_016_814,
@@ -207,7 +209,8 @@ def test_lego_is_the_default_frame_of_ray_pipelines() -> None:
             assert lego.ops.equals(default.ops) and lego.frame_pixels == default.frame_pixels
     # Gaussian pipelines: 800x800 frames (2,500 tiles), G stays 1 M (no published count)
     sort = pipeline("gscore", scene="lego").ops.filter(op_type="Sorting").row(0, named=True)
-    hit = round((1 + 0.02499 * 800 / 16) ** 2)  # the footprint at 800 px: 5 tiles
+    hit = round((1 + math.sqrt(688.7 * 800 * 800 / 500_000) / 16) ** 2)  # 8 tiles
+    assert hit == 8
     assert (sort["B"], sort["N"]) == (2500, math.ceil(500_000 * hit / 2500))
 
 

@@ -178,8 +178,9 @@ def test_expand_conserves_flops_with_tile_overlap() -> None:
     g = nerframe.pipeline("gbu_train")  # the realistic graph that keeps the composite
     fine = nerframe.expand(g)
     assert nerframe.costs(fine.ops)["flops"].sum() == nerframe.costs(g.ops)["flops"].sum()
-    # the 1280x720 frame: a box of 2.5 % of 720 px spans 1 + 18/16 tiles a side: 5 tiles
-    assert fine.ops.filter(op_type="OBBIntersection")["tiles_per_gaussian"].item() == 5
+    # the 1280x720 frame, 500,000 visible Gaussians: boxes of 688.7 x 921,600 / 500,000
+    # = 1,269 px^2 (35.6 px a side) span 1 + 35.6/16 tiles a side: round(10.4) = 10 tiles
+    assert fine.ops.filter(op_type="OBBIntersection")["tiles_per_gaussian"].item() == 10
     assert set(fine.ops.head(4)["scope"]) == {"frame"}
 
 
@@ -187,21 +188,21 @@ def test_gscore_realistic_workload() -> None:
     g = nerframe.pipeline("gscore")
     table = nerframe.costs(g.ops)
     flops = dict(zip(table["op_type"], table["flops"], strict=True))
-    # G = 1,000,000 Gaussians, 500,000 kept by culling; a footprint of 2.5 % of the
-    # 720-px height (18 px) spans 1 + 18/16 tiles a side: round(2.12^2) = 5 tiles each.
-    box = 0.02499 * 720
+    # G = 1,000,000 Gaussians, 500,000 kept by culling; their boxes overlap 688.7 deep:
+    # 1,269 px^2 each (35.6 px a side), 1 + 35.6/16 tiles a side: round(10.4) = 10 tiles.
+    box = math.sqrt(688.7 * 1280 * 720 / 500_000)
     hit = round((1 + box / 16) ** 2)
-    assert hit == 5
+    assert hit == 10
     assert flops["FrustumCulling"] == 17e6
     # Preprocessing (projection, covariance, SH) once per visible Gaussian, as the GPU's.
     assert flops["GaussianPreprocess"] == 600 * 500_000
     assert flops["SubtileSkip"] == 4 * 500_000 * hit
-    # Per-tile sorting: 3,600 tiles of ceil(500,000 * 5 / 3,600) = 695 Gaussians.
-    assert flops["Sorting"] == 3600 * 695 * math.log2(695)
-    # One batch = the 1280x720 frame; Gaussians blended per pixel: the visible ones'
-    # covered area (24.17 % of each box) over the frame, ceil(42.4) = 43.
-    blended = math.ceil(500_000 * 0.2417 * box * box / (1280 * 720))
-    assert blended == 43
+    # Per-tile sorting: 3,600 tiles of ceil(500,000 * 10 / 3,600) = 1,389 Gaussians.
+    assert flops["Sorting"] == 3600 * 1389 * math.log2(1389)
+    # One batch = the 1280x720 frame; Gaussians blended per pixel: the boxes' overlap
+    # times the share of a box a Gaussian covers, ceil(688.7 * 0.2416) = 167.
+    blended = math.ceil(688.7 * 0.2416)
+    assert blended == 167
     assert flops["GaussianAlphaBlend"] == 6 * 1280 * 720 * blended
     assert (g.rays, g.batches) == (1280 * 720, 1)
     assert phases(g).tolist() == [0, 0, 0, 0, 1]
@@ -247,22 +248,22 @@ def test_gbu_sets_up_each_gaussian_once_per_pixel_row() -> None:
     g = nerframe.pipeline("gbu")
     table = nerframe.costs(g.ops)
     gen = table.filter(op_type="RowGeneration").row(0, named=True)
-    # 1280 x 720 / 16 = 57,600 rows of a tile; ceil(500,000 * 5 / 3,600) = 695 Gaussians each
-    assert (gen["B"], gen["N"], gen["scope"]) == (57_600, 695, "batch")
-    assert gen["flops"] == 8 * 57_600 * 695
-    assert gen["bytes_total"] == (5 + 5) * 57_600 * 695 * 2
+    # 1280 x 720 / 16 = 57,600 rows of a tile; ceil(500,000 * 10 / 3,600) = 1,389 each
+    assert (gen["B"], gen["N"], gen["scope"]) == (57_600, 1389, "batch")
+    assert gen["flops"] == 8 * 57_600 * 1389
+    assert gen["bytes_total"] == (5 + 5) * 57_600 * 1389 * 2
     shade = table.filter(op_type="RowProcessing").row(0, named=True)
-    assert (shade["B"], shade["N"], shade["flops"]) == (921_600, 43, 16 * 921_600 * 43)
+    assert (shade["B"], shade["N"], shade["flops"]) == (921_600, 167, 16 * 921_600 * 167)
     assert nerframe.pipeline("gbu", rays=1000).ops.filter(op_type="RowGeneration")["B"].item() == 63
     train = nerframe.pipeline("gbu_train").ops.filter(op_type="RowGeneration")
-    assert set(train.select("B", "N").rows()) == {(921_600, 43)}  # per pixel, as the spec
+    assert set(train.select("B", "N").rows()) == {(921_600, 167)}  # per pixel, as the spec
 
 
 def test_gsarch_update_runs_after_the_batches() -> None:
     g = nerframe.pipeline("gsarch")
     assert phases(g).tolist() == [0, 0, 0, 1, 1, 1, 1, 1, 2, 2]
     update = g.ops.filter(op_type="Rearrangement").row(0, named=True)
-    assert (update["B"], update["N"], update["backward"]) == (500_000, 5, True)
+    assert (update["B"], update["N"], update["backward"]) == (500_000, 10, True)
 
 
 # --- NeRF pipelines --------------------------------------------------------------------
