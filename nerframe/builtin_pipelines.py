@@ -832,10 +832,11 @@ def workload_graph(
 
     A built-in pipeline is rebuilt in workload `model` with the point's rays,
     samples, Gaussians, frame ``width`` and ``height`` and ``scene`` (a standard
-    scene's name; defaults as `nerframe.pipeline`'s); otherwise the B, N, G columns of the ops that have them
-    are set (a dimension no op has is refused; a scene is refused: what it sets is
-    the built-in pipelines' workload). ``bitwidth`` sets every op's bitwidth and
-    ``OPTYPE.PARAM`` that parameter of every op of that type.
+    scene's name; defaults as `nerframe.pipeline`'s); otherwise the B, N, G
+    columns of the ops that have them are set (a dimension no op has is refused; a
+    scene or a frame is refused: what it sets is the built-in pipelines' workload).
+    ``bitwidth`` sets every op's bitwidth and ``OPTYPE.PARAM`` that parameter of
+    every op of that type.
 
     >>> workload_graph("neurex", {"rays": 1024, "MLP.layer_width": 128}).ops.filter(
     ...     op_type="MLP").select("B", "layer_width").row(0)

@@ -227,13 +227,14 @@ def gaussian_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, pl.D
 
 def test_d22_gaussian_workload_sentence(gaussian_report: tuple[str, pl.DataFrame]) -> None:
     page, _ = gaussian_report
-    # gaurast blends 64 Gaussians per pixel over a 1280x720 frame in one batch; 556 is
-    # the Sorting op's per-tile list, not a per-pixel figure
+    # gbu_train blends 167 Gaussians per pixel (the frame model's contributing Gaussians)
+    # over a 1280x720 frame in one batch; 1,389 is the per-tile list, not a per-pixel figure
     assert (
-        "Workload: 4 ops; pixels per batch 921,600, Gaussians per pixel 64, Gaussians in "
-        "the scene 1,000,000, 921,600 pixels per frame, 1 batch per frame." in page
+        "Workload: 11 ops; pixels per batch 921,600, Gaussians per pixel 167, Gaussians in "
+        "the scene 1,000,000, 921,600 pixels per training iteration, 1 batch per training "
+        "iteration." in page
     )
-    assert nerframe.pipelines().filter(pipeline="gbu")["samples"].item() == 64
+    assert nerframe.pipelines().filter(pipeline="gbu")["samples"].item() == 167
 
 
 def _specs(page: str) -> list[dict]:
