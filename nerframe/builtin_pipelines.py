@@ -120,7 +120,7 @@ _TILES = {
     "tile_keep_ratio": 0.1,
 }
 _SH_DEGREE = 3  # 3DGS: degree 3, 16 coefficients per colour channel
-_PER = ("ray", "row", "gaussian", "visible", "tile", "visible_tile", "fragment")
+_PER = ("ray", "row", "gaussian", "visible", "tile", "visible_tile", "fragment", "box_fragment")
 _BATCH_PER = frozenset({"ray", "row"})  # per pixel or pixel row: repeated per batch
 
 
@@ -141,6 +141,7 @@ class GaussianFrame:
     tiles_y: int
     tiles_per_gaussian: int
     fragments_per_pair: int
+    box: float
 
     @property
     def tiles(self) -> int:
@@ -164,6 +165,13 @@ class GaussianFrame:
         pixel evaluates, at least 1."""
         evaluated = self.pairs * self.fragments_per_pair / (self.width * self.height)
         return max(1, math.ceil(min(OVERLAP * COVERED, evaluated)))
+
+    @property
+    def box_fragments(self) -> int:
+        """Fragments per pair of a blender that skips the pixels of a tile outside
+        the Gaussian's box (GSCore's subtile skipping): the box's pixels over its
+        tiles, at most a tile's `TILE` x `TILE`, at least 1."""
+        return max(1, min(TILE * TILE, math.ceil(self.box**2 / self.tiles_per_gaussian)))
 
 
 def gaussian_frame(
@@ -193,8 +201,9 @@ def gaussian_frame(
     """
     tiles_x, tiles_y = -(-width // TILE), -(-height // TILE)
     visible = math.ceil(VISIBLE_SHARE * gaussians)
+    box = math.sqrt(OVERLAP * width * height / visible)
     if tiles_per_gaussian is None:
-        span = 1 + math.sqrt(OVERLAP * width * height / visible) / TILE
+        span = 1 + box / TILE
         tiles_per_gaussian = max(1, round(min(span, tiles_x) * min(span, tiles_y)))
     elif tiles_per_gaussian == 0 or tiles_per_gaussian > tiles_x * tiles_y:
         tiles_per_gaussian = tiles_x * tiles_y
@@ -207,6 +216,7 @@ def gaussian_frame(
         tiles_y,
         tiles_per_gaussian,
         FRAGMENTS_PER_GAUSSIAN if fragments_per_pair is None else fragments_per_pair,
+        box,
     )
 
 
@@ -220,9 +230,10 @@ class Op:
     16-px tiles x the N Gaussians of their tile's list), ``gaussian`` (the scene's G
     Gaussians), ``visible`` (the Gaussians kept by culling: G, or B with N = 1),
     ``tile`` (B tiles x N Gaussians per tile), ``visible_tile`` (B visible
-    Gaussians x N tiles each) or ``fragment`` (B Gaussian-tile pairs x N
-    fragments each); ``ray`` and ``row`` are batch-scoped, the others
-    frame-scoped.
+    Gaussians x N tiles each), ``fragment`` (B Gaussian-tile pairs x N
+    fragments each) or ``box_fragment`` (B pairs x the N pixels of the tile inside
+    the Gaussian's box); ``ray`` and ``row`` are batch-scoped, the others
+    frame-scoped (`GaussianFrame` gives every size).
     `realistic` holds parameters that only the realistic model sets.
     """
 
@@ -375,7 +386,7 @@ PIPELINES: dict[str, Spec] = {
             _PREPROCESS,
             Op("SubtileSkip", _TILES, per="visible"),
             _SORT,
-            Op("GaussianAlphaBlend"),
+            Op("TileBlend", per="box_fragment"),
         ),
         frame_edges=(*_chain(5), (1, 4)),
     ),
@@ -631,6 +642,7 @@ def pipeline(
             "visible_tile": {"B": visible, "N": hit},
             "row": {"B": -(-rays // TILE), "N": f.per_tile},
             "fragment": {"B": f.pairs, "N": f.fragments_per_pair},
+            "box_fragment": {"B": f.pairs, "N": f.box_fragments},
         }
     else:
         n = spec.samples if samples is None else samples

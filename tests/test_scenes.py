@@ -154,7 +154,7 @@ def test_a_scene_sets_the_frame_of_every_pipeline(name: str, pipe: str) -> None:
     g = pipeline(pipe, scene=name)
     assert g.frame_pixels == width * height
     ops = g.ops
-    if pipe in ("3dgs", "gaurast"):  # the GPU tile rasteriser: no per-pixel op
+    if pipe in ("3dgs", "gaurast", "gscore"):  # tile blenders: no per-pixel op
         first = ops.row(0, named=True)
         assert first["op_type"] == "FrustumCulling"
         assert first["G"] == (gaussians or 1_000_000)
@@ -183,16 +183,15 @@ def test_gscore_on_bicycle_by_hand() -> None:
     box = math.sqrt(688.7 * 1237 * 822 / visible)
     hit = round((1 + box / 16) ** 2)  # 3.8 tiles
     assert tiles == 4056 and visible == 3_030_000 and hit == 4
-    blended = math.ceil(688.7 * 0.2416)  # contributing Gaussians per pixel: 167
+    # subtile skipping blends the pixels of each tile inside the box: 231 px over 4 tiles
+    fragments = math.ceil(box * box / hit)
+    assert fragments == 58
     assert rows["FrustumCulling"]["G"] == 6_060_000
     assert (rows["GaussianPreprocess"]["B"], rows["GaussianPreprocess"]["N"]) == (visible, 1)
     assert (rows["Sorting"]["B"], rows["Sorting"]["N"]) == (tiles, math.ceil(visible * 4 / tiles))
     assert rows["SubtileSkip"]["G"] == visible and rows["SubtileSkip"]["tiles_per_gaussian"] == 4
     assert (rows["SubtileSkip"]["image_w"], rows["SubtileSkip"]["image_h"]) == (1237, 822)
-    assert (rows["GaussianAlphaBlend"]["B"], rows["GaussianAlphaBlend"]["N"]) == (
-        1_016_814,
-        blended,
-    )
+    assert (rows["TileBlend"]["B"], rows["TileBlend"]["N"]) == (visible * hit, fragments)
 
 
 def test_neurex_on_room_by_hand() -> None:
@@ -215,9 +214,14 @@ def test_lego_is_the_default_frame_of_ray_pipelines() -> None:
 
 
 def test_keyword_arguments_override_the_scene() -> None:
-    g = pipeline("gscore", scene="bicycle", rays=4096, gaussians=2_000_000, frame_pixels=1280 * 720)
+    g = pipeline("gbu", scene="bicycle", rays=4096, gaussians=2_000_000, frame_pixels=1280 * 720)
     assert g.frame_pixels == 921_600 and g.rays == 4096 and g.batches == 225
-    assert g.ops["G"].drop_nulls().to_list() == [2_000_000, 1_000_000]
+    assert g.ops["G"].drop_nulls().to_list() == [2_000_000]
+    # frame_pixels alone keeps the scene's aspect ratio: 1237x822 scaled to 921,600 px
+    pre = g.ops.filter(op_type="GaussianPreprocess").row(0, named=True)
+    assert pre["B"] == 1_000_000
+    scaled = pipeline("3dgs", scene="bicycle", frame_pixels=1280 * 720)
+    assert scaled.ops.equals(pipeline("3dgs", scene="bicycle", width=1178, height=783).ops)
     assert pipeline("neurex", scene="room", samples=48).ops["N"].unique().to_list() == [48]
 
 
@@ -265,7 +269,7 @@ def test_graph_files_and_graphs_take_no_scene(graph_file: Path, tmp_path: Path) 
 
 
 def test_scene_on_costs(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["costs", "gscore", "--scene", "bicycle", "--format", "json"]) == 0
+    assert main(["costs", "gbu", "--scene", "bicycle", "--format", "json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert rows[0]["G"] == 6_060_000 and rows[-1]["B"] == 1237 * 822
 

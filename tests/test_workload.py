@@ -199,20 +199,20 @@ def test_gscore_realistic_workload() -> None:
     assert flops["SubtileSkip"] == 4 * 500_000 * hit
     # Per-tile sorting: 3,600 tiles of ceil(500,000 * 10 / 3,600) = 1,389 Gaussians.
     assert flops["Sorting"] == 3600 * 1389 * math.log2(1389)
-    # One batch = the 1280x720 frame; Gaussians blended per pixel: the boxes' overlap
-    # times the share of a box a Gaussian covers, ceil(688.7 * 0.2416) = 167.
-    blended = math.ceil(688.7 * 0.2416)
-    assert blended == 167
-    assert flops["GaussianAlphaBlend"] == 6 * 1280 * 720 * blended
-    assert (g.rays, g.batches) == (1280 * 720, 1)
-    assert phases(g).tolist() == [0, 0, 0, 0, 1]
+    # Blending: every pair's tile list entry, on the pixels of the tile inside the
+    # Gaussian's box (subtile skipping): 1,269 px over 10 tiles, ceil(126.9) = 127
+    # fragments a pair, 34 thread instructions (68 FLOP-equivalents) each.
+    assert flops["TileBlend"] == 68 * 500_000 * hit * math.ceil(box * box / hit)
+    assert math.ceil(box * box / hit) == 127
+    assert phases(g).tolist() == [0, 0, 0, 0, 0]  # every stage once per frame
 
 
 def test_gaussians_and_tiles_are_workload_parameters() -> None:
-    g = nerframe.pipeline("gscore", gaussians=3_000_000, tiles_per_gaussian=2, rays=4096)
+    g = nerframe.pipeline("gbu", gaussians=3_000_000, tiles_per_gaussian=2, rays=4096)
     pre = g.ops.filter(op_type="GaussianPreprocess").row(0, named=True)
     assert (pre["B"], pre["N"], pre["scope"]) == (1_500_000, 1, "frame")
-    assert g.ops.filter(op_type="Sorting")["N"].item() == math.ceil(1_500_000 * 2 / 3600)
+    assert g.ops.filter(op_type="RadixSort").select("B", "N").row(0) == (1_500_000, 2)
+    assert g.ops.filter(op_type="RowGeneration")["N"].item() == math.ceil(1_500_000 * 2 / 3600)
     assert g.batches == math.ceil(1280 * 720 / 4096)
 
 
