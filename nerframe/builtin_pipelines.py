@@ -24,7 +24,7 @@ bitwidth) and its edges; `pipeline` fills the workload dimensions. Two models:
 >>> gscore = nerframe.pipeline("gscore").ops.select("op_type", "scope", "B", "N")
 >>> gscore.rows()[1:]  # doctest: +NORMALIZE_WHITESPACE
 [('GaussianPreprocess', 'frame', 500000, 1), ('SubtileSkip', 'frame', None, None),
- ('Sorting', 'frame', 3600, 1389), ('GaussianAlphaBlend', 'batch', 921600, 167)]
+ ('Sorting', 'frame', 3600, 1389), ('TileBlend', 'frame', 5000000, 127)]
 """
 
 from __future__ import annotations
