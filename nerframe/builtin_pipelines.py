@@ -95,10 +95,10 @@ sees, so their boxes' total area follows the frame: a visible Gaussian's box cov
 Derived from GBU's profile (6.16 tiles per visible Gaussian, 1.68 M visible, at the
 Mip-NeRF360 frames); that it holds across scenes is an assumption (docs/workloads.md)."""
 COVERED = round(CONTRIBUTING_SHARE * FRAGMENTS_PER_GAUSSIAN * _GBU_PAIRS_PER_VISIBLE / _GBU_BOX, 4)
-"""Share of a Gaussian's box where it contributes to the pixels (0.2417): GBU's
+"""Share of a Gaussian's box where it contributes to the pixels (0.2416): GBU's
 contributing fragments per visible Gaussian (13.7 % of 161 fragments on each of its
 6.16 pairs: 136 pixels) over its box at GBU's frame (23.7 px a side); derived,
-docs/workloads.md. Gaussians blended per pixel, ``OVERLAP * COVERED`` = 166, then
+docs/workloads.md. Gaussians blended per pixel, ``OVERLAP * COVERED`` = 166.4, then
 depend neither on the resolution nor on the scene's Gaussian count."""
 _RFF = {"input_dim": 3, "num_features": 128, "use_sin_cos": True}
 _HASH = {"input_dim": 3, "num_levels": 16, "features_per_level": 2, "log2_hashmap_size": 19}
@@ -128,9 +128,10 @@ _BATCH_PER = frozenset({"ray", "row"})  # per pixel or pixel row: repeated per b
 class GaussianFrame:
     """What one 3DGS frame touches: the frame (`width` x `height` px, a grid of
     `tiles_x` x `tiles_y` tiles of `TILE` px), the scene's `gaussians`, the `visible`
-    ones, the tiles each one overlaps, the Gaussian-tile `pairs`, the pairs per tile
-    (`per_tile`), the fragments per pair and the Gaussians blended per pixel
-    (contributing fragments per pixel). `gaussian_frame` derives it.
+    ones, the side of each one's screen-space bounding `box` (px), the tiles each
+    one overlaps, the Gaussian-tile `pairs`, the pairs per tile (`per_tile`), the
+    fragments per pair and the Gaussians blended per pixel (contributing fragments
+    per pixel). `gaussian_frame` derives it.
     """
 
     width: int
