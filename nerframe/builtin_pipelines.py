@@ -257,7 +257,9 @@ class Spec:
     `hash_grid` pipelines take `HASH_GRID_SAMPLES` samples per ray in the
     realistic model; `rendered_fraction` is the share of a frame's pixels
     rendered in it; `spec_graph` names the pipeline whose graph the spec model
-    uses when the spec describes a different task (``gbu``).
+    uses when the spec describes a different task (``gbu``); `frame_ops` (with
+    `frame_edges`, `frame_feedback`) is the realistic model's graph where it runs
+    other stages than the spec's (the shared 3DGS stages, docs/workloads.md).
     """
 
     kind: GraphKind
