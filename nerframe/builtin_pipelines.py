@@ -745,7 +745,7 @@ def _frame(
 ) -> tuple[int, int, int]:
     """The frame's width, height and pixels: `width` x `height` when given, else the
     scene's or the pipeline's frame, scaled at its aspect ratio to `frame_pixels`."""
-    for option, value in (("width", width), ("height", height), ("frame_pixels", frame_pixels)):
+    for option, value in (("width", width), ("height", height)):
         if value is not None and (
             isinstance(value, bool) or not isinstance(value, Integral) or value < 1
         ):
@@ -769,8 +769,10 @@ def _frame(
         w0, h0 = GAUSSIAN_SIZE if spec.gaussian else RAY_SIZE
     if frame_pixels is None:
         return w0, h0, w0 * h0
+    if isinstance(frame_pixels, bool) or not isinstance(frame_pixels, Integral) or frame_pixels < 1:
+        return w0, h0, frame_pixels  # `graph` refuses it, naming frame_pixels
     scale = math.sqrt(frame_pixels / (w0 * h0))
-    return max(1, round(w0 * scale)), max(1, round(h0 * scale)), int(frame_pixels)
+    return max(1, round(w0 * scale)), max(1, round(h0 * scale)), frame_pixels
 
 
 def pipelines(model: WorkloadModel = "realistic", *, scene: str | None = None) -> pl.DataFrame:
