@@ -72,8 +72,18 @@ def _scene(p: argparse.ArgumentParser) -> None:
 
 
 def _frame(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--width", type=int, metavar="PX", help="frame width in pixels [the scene's]")
-    p.add_argument("--height", type=int, metavar="PX", help="frame height in pixels [the scene's]")
+    p.add_argument(
+        "--width",
+        type=int,
+        metavar="PX",
+        help="frame width in pixels [the scene's, else the pipeline's]",
+    )
+    p.add_argument(
+        "--height",
+        type=int,
+        metavar="PX",
+        help="frame height in pixels [the scene's, else the pipeline's]",
+    )
 
 
 def _model(p: argparse.ArgumentParser) -> None:
