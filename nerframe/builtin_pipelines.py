@@ -22,9 +22,9 @@ bitwidth) and its edges; `pipeline` fills the workload dimensions. Two models:
 >>> g.ops.height, g.batches
 (5, 625)
 >>> gscore = nerframe.pipeline("gscore").ops.select("op_type", "scope", "B", "N")
->>> gscore.rows()[2:]  # doctest: +NORMALIZE_WHITESPACE
-[('SphericalHarmonics', 'frame', 500000, 1), ('Sorting', 'frame', 3600, 834),
- ('GaussianAlphaBlend', 'batch', 921600, 64)]
+>>> gscore.rows()[1:]  # doctest: +NORMALIZE_WHITESPACE
+[('GaussianPreprocess', 'frame', 500000, 1), ('SubtileSkip', 'frame', None, None),
+ ('Sorting', 'frame', 3600, 1389), ('TileBlend', 'frame', 5000000, 127)]
 """
 
 from __future__ import annotations
@@ -50,17 +50,17 @@ from nerframe.taxonomy import op_types
 # Workload axes every graph has, and the ops column each one sets.
 WORKLOAD_FIELDS = {"rays": "B", "samples": "N", "gaussians": "G", "bitwidth": "bitwidth"}
 
-RAY_FRAME = 800 * 800
-GAUSSIAN_FRAME = 1280 * 720
+RAY_SIZE = (800, 800)
+"""Default frame (width, height) of ray-based pipelines: NeRF-Synthetic's."""
+GAUSSIAN_SIZE = (1280, 720)
+"""Default frame (width, height) of Gaussian pipelines: a generic 720p frame."""
+RAY_FRAME = RAY_SIZE[0] * RAY_SIZE[1]
+GAUSSIAN_FRAME = GAUSSIAN_SIZE[0] * GAUSSIAN_SIZE[1]
 MODELS: tuple[WorkloadModel, ...] = get_args(WorkloadModel)
 
 GAUSSIANS = 1_000_000
 """Default scene size G (realistic model): the low end of the 1-5 million
 Gaussians of real-world 3DGS scenes (Kerbl et al. 2023); see docs/model.md."""
-TILES_PER_GAUSSIAN = 6
-"""Default 16-px tiles one Gaussian overlaps (realistic model): GBU's profile of 3DGS on
-real-world static scenes (GBU, HPCA 2025, p.5: 10.4 M Gaussian-tile pairs over 1.68 M
-visible Gaussians = 6.2); docs/model.md."""
 HASH_GRID_SAMPLES = 24
 """Samples per ray of hash-grid NeRFs after occupancy skipping (nerfstudio's cap)."""
 CICERO_RENDERED = 0.12
@@ -73,9 +73,40 @@ threshold) and "trigger[s] a high-precision rendering again on the sensitive one
 (abstract); no source read gives the share. Assumption: a quarter, in a plausible
 0.1-0.5 (edges and fine texture are a minority of a frame's pixels); docs/uncertainty.md."""
 FRAGMENTS_PER_GAUSSIAN = 161
-"""Default fragments per Gaussian of a tile's list (pipeline ``3dgs``): GBU's profile of
-3DGS on real-world static scenes on a Jetson Orin NX (GBU, HPCA 2025, p.5); docs/model.md."""
-
+"""Fragments per Gaussian-tile pair (pixels of the pair's 16 x 16 tile still blending
+when the pair is reached): GBU's profile of 3DGS on real-world static scenes on a
+Jetson Orin NX (GBU, HPCA 2025, p.5); docs/workloads.md."""
+TILE = 16
+"""Tile edge in pixels of the 3DGS rasteriser (Kerbl et al. 2023, BLOCK_X = BLOCK_Y = 16)."""
+VISIBLE_SHARE = 0.5
+"""Share of a scene's Gaussians inside the view frustum: GBU's profile (1.68 M visible of
+the 3.36 M Gaussians of the mean Mip-NeRF360 scene); docs/workloads.md."""
+CONTRIBUTING_SHARE = 0.137
+"""Share of evaluated fragments that contribute to their pixel (GBU, HPCA 2025, p.5)."""
+_GBU_PAIRS_PER_VISIBLE = 1.1e12 / 60 / 11 / FRAGMENTS_PER_GAUSSIAN / 1.68e6
+# GBU p.5: 11 FLOP per fragment need 1.1 TFLOP/s at 60 FPS, so 1.67e9 fragments a
+# frame; at 161 fragments per pair, 10.4 M pairs over 1.68 M visible Gaussians: 6.16
+# tiles per Gaussian, on static Mip-NeRF360 scenes at the 3DGS evaluation frames.
+_GBU_VISIBLE = 1.68e6
+_GBU_PIXELS = 1_372_193
+# Assumption: GBU profiled at the frames 3DGS evaluates Mip-NeRF360 at; 1,372,193 px
+# is the mean frame of the seven scene-table rows (1,016,814-1,619,801 px).
+_GBU_BOX = ((math.sqrt(_GBU_PAIRS_PER_VISIBLE) - 1) * TILE) ** 2
+# A box of side s px at a uniformly random position spans on average 1 + s/16 tiles
+# along each axis: (1 + s/16)^2 = 6.16 gives s = 23.7 px, 562 px^2, at GBU's frame.
+OVERLAP = round(_GBU_BOX * _GBU_VISIBLE / _GBU_PIXELS, 1)
+"""Bounding-box overlap of a 3DGS frame (688.7): the visible Gaussians' screen-space
+boxes cover each pixel this many times over. A scene's Gaussians tile what the camera
+sees, so their boxes' total area follows the frame: a visible Gaussian's box covers
+``OVERLAP * pixels / visible`` px (more pixels or fewer Gaussians: larger boxes).
+Derived from GBU's profile (6.16 tiles per visible Gaussian, 1.68 M visible, at the
+Mip-NeRF360 frames); that it holds across scenes is an assumption (docs/workloads.md)."""
+COVERED = round(CONTRIBUTING_SHARE * FRAGMENTS_PER_GAUSSIAN * _GBU_PAIRS_PER_VISIBLE / _GBU_BOX, 4)
+"""Share of a Gaussian's box where it contributes to the pixels (0.2416): GBU's
+contributing fragments per visible Gaussian (13.7 % of 161 fragments on each of its
+6.16 pairs: 136 pixels) over its box at GBU's frame (23.7 px a side); derived,
+docs/workloads.md. Gaussians blended per pixel, ``OVERLAP * COVERED`` = 166.4, then
+depend neither on the resolution nor on the scene's Gaussian count."""
 _RFF = {"input_dim": 3, "num_features": 128, "use_sin_cos": True}
 _HASH = {"input_dim": 3, "num_levels": 16, "features_per_level": 2, "log2_hashmap_size": 19}
 _NGP_MLP = {"in_dim": 32, "num_layers": 4, "layer_width": 64, "out_dim": 64}
@@ -89,14 +120,123 @@ _TINY_MLP = {"in_dim": 32, "num_layers": 3, "layer_width": 64, "out_dim": 4}
 _NGP_DENSITY = {"in_dim": 32, "num_layers": 2, "layer_width": 64, "out_dim": 16}
 _NGP_COLOUR = {"in_dim": 32, "num_layers": 3, "layer_width": 64, "out_dim": 3}
 _NGP_SH_DEGREE = 3  # the catalogue's degree: (3 + 1)^2 = 16 coefficients
-_TILES = {"image_w": 1280, "image_h": 720, "tile": 16, "tile_keep_ratio": 0.1}
-_TILE = 16
-_TILE_COUNT = (1280 // _TILE) * (720 // _TILE)
-_CULL_RATIO = 0.5  # FrustumCullingProjection's default share of Gaussians kept
+_TILES = {
+    "image_w": GAUSSIAN_SIZE[0],
+    "image_h": GAUSSIAN_SIZE[1],
+    "tile": TILE,
+    "tile_keep_ratio": 0.1,
+}
 _SH_DEGREE = 3  # 3DGS: degree 3, 16 coefficients per colour channel
-_PER = ("ray", "sensitive", "row", "gaussian", "visible", "tile", "visible_tile", "fragment")
+_PER = (
+    "ray",
+    "sensitive",
+    "row",
+    "gaussian",
+    "visible",
+    "tile",
+    "visible_tile",
+    "fragment",
+    "box_fragment",
+)
 # per pixel, sensitive pixel or pixel row: repeated per batch
 _BATCH_PER = frozenset({"ray", "sensitive", "row"})
+
+
+@dataclass(frozen=True)
+class GaussianFrame:
+    """What one 3DGS frame touches: the frame (`width` x `height` px, a grid of
+    `tiles_x` x `tiles_y` tiles of `TILE` px), the scene's `gaussians`, the `visible`
+    ones, the side of each one's screen-space bounding `box` (px), the tiles each
+    one overlaps, the Gaussian-tile `pairs`, the pairs per tile (`per_tile`), the
+    fragments per pair and the Gaussians blended per pixel (contributing fragments
+    per pixel). `gaussian_frame` derives it.
+    """
+
+    width: int
+    height: int
+    gaussians: int
+    visible: int
+    tiles_x: int
+    tiles_y: int
+    tiles_per_gaussian: int
+    fragments_per_pair: int
+    box: float
+
+    @property
+    def tiles(self) -> int:
+        """Tiles of the frame's grid."""
+        return self.tiles_x * self.tiles_y
+
+    @property
+    def pairs(self) -> int:
+        """Gaussian-tile pairs: the keys duplicated and sorted, the tile lists' entries."""
+        return self.visible * self.tiles_per_gaussian
+
+    @property
+    def per_tile(self) -> int:
+        """Mean length of a tile's sorted list (pairs per tile, rounded up)."""
+        return -(-self.pairs // self.tiles)
+
+    @property
+    def blended_per_pixel(self) -> int:
+        """Gaussians that contribute to a pixel: the boxes' overlap times the share
+        of a box a Gaussian covers (``OVERLAP * COVERED``), at most the fragments a
+        pixel evaluates, at least 1."""
+        evaluated = self.pairs * self.fragments_per_pair / (self.width * self.height)
+        return max(1, math.ceil(min(OVERLAP * COVERED, evaluated)))
+
+    @property
+    def box_fragments(self) -> int:
+        """Fragments per pair of a blender that skips the pixels of a tile outside
+        the Gaussian's box (GSCore's subtile skipping): the box's pixels over its
+        tiles, at most a tile's `TILE` x `TILE`, at least 1."""
+        return max(1, min(TILE * TILE, math.ceil(self.box**2 / self.tiles_per_gaussian)))
+
+
+def gaussian_frame(
+    width: int,
+    height: int,
+    gaussians: int,
+    *,
+    tiles_per_gaussian: int | None = None,
+    fragments_per_pair: int | None = None,
+) -> GaussianFrame:
+    """The 3DGS frame model: `gaussians` rendered at `width` x `height` pixels.
+
+    `VISIBLE_SHARE` of the Gaussians survive culling; each one's screen-space
+    bounding box is a square of ``OVERLAP * pixels / visible`` px (side ``s``),
+    which spans ``1 + s/TILE`` tiles along each axis on average (at most the
+    grid's), rounded to a whole count of tiles (`tiles_per_gaussian` overrides
+    it; 0: every tile). The grid is 3DGS's: ``ceil(width/16) x ceil(height/16)``
+    tiles. Per-Gaussian work stays, per-pair work grows with ``(1 + s/16)^2``:
+    frame time grows with the pixels, sub-linearly, towards linear once boxes
+    span many tiles.
+
+    >>> f = gaussian_frame(1920, 1080, 1_000_000)
+    >>> f.tiles, f.visible, f.tiles_per_gaussian, f.pairs
+    (8160, 500000, 19, 9500000)
+    >>> gaussian_frame(3840, 2160, 1_000_000).tiles_per_gaussian
+    59
+    """
+    tiles_x, tiles_y = -(-width // TILE), -(-height // TILE)
+    visible = math.ceil(VISIBLE_SHARE * gaussians)
+    box = math.sqrt(OVERLAP * width * height / visible)
+    if tiles_per_gaussian is None:
+        span = 1 + box / TILE
+        tiles_per_gaussian = max(1, round(min(span, tiles_x) * min(span, tiles_y)))
+    elif tiles_per_gaussian == 0 or tiles_per_gaussian > tiles_x * tiles_y:
+        tiles_per_gaussian = tiles_x * tiles_y
+    return GaussianFrame(
+        width,
+        height,
+        gaussians,
+        visible,
+        tiles_x,
+        tiles_y,
+        tiles_per_gaussian,
+        FRAGMENTS_PER_GAUSSIAN if fragments_per_pair is None else fragments_per_pair,
+        box,
+    )
 
 
 @dataclass(frozen=True)
@@ -110,9 +250,10 @@ class Op:
     16-px tiles x the N Gaussians of their tile's list), ``gaussian`` (the scene's G
     Gaussians), ``visible`` (the Gaussians kept by culling: G, or B with N = 1),
     ``tile`` (B tiles x N Gaussians per tile), ``visible_tile`` (B visible
-    Gaussians x N tiles each) or ``fragment`` (B Gaussian-tile pairs x N
-    fragments each); ``ray``, ``sensitive`` and ``row`` are batch-scoped, the
-    others frame-scoped.
+    Gaussians x N tiles each), ``fragment`` (B Gaussian-tile pairs x N
+    fragments each) or ``box_fragment`` (B pairs x the N pixels of the tile inside
+    the Gaussian's box); ``ray``, ``sensitive`` and ``row`` are batch-scoped, the
+    others frame-scoped (`GaussianFrame` gives every size).
     `realistic` holds parameters that only the realistic model sets.
     """
 
@@ -135,7 +276,9 @@ class Spec:
     `hash_grid` pipelines take `HASH_GRID_SAMPLES` samples per ray in the
     realistic model; `rendered_fraction` is the share of a frame's pixels
     rendered in it; `spec_graph` names the pipeline whose graph the spec model
-    uses when the spec describes a different task (``gbu``).
+    uses when the spec describes a different task (``gbu``); `frame_ops` (with
+    `frame_edges`, `frame_feedback`) is the realistic model's graph where it runs
+    other stages than the spec's (the shared 3DGS stages, docs/workloads.md).
     """
 
     kind: GraphKind
@@ -149,6 +292,18 @@ class Spec:
     hash_grid: bool = False
     rendered_fraction: float = 1.0
     spec_graph: str | None = None
+    frame_ops: tuple[Op, ...] | None = None
+    frame_edges: tuple[tuple[int, int], ...] = ()
+    frame_feedback: tuple[tuple[int, int], ...] = ()
+
+    def graph_of(
+        self, realistic: bool
+    ) -> tuple[tuple[Op, ...], tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]]:
+        """Rows, edges and feedback edges of the model's graph: `frame_ops` (with
+        `frame_edges`, `frame_feedback`) in the realistic model where given."""
+        if realistic and self.frame_ops is not None:
+            return self.frame_ops, self.frame_edges, self.frame_feedback
+        return self.ops, self.edges, self.feedback
 
     @property
     def gaussian(self) -> bool:
@@ -156,9 +311,25 @@ class Spec:
         return self.frame_pixels == GAUSSIAN_FRAME
 
 
-_FCP = Op("FrustumCullingProjection", {"cull_ratio": _CULL_RATIO, **_TILES}, per="gaussian")
+_FCP = Op("FrustumCullingProjection", {"cull_ratio": VISIBLE_SHARE, **_TILES}, per="gaussian")
 _SH = Op("SphericalHarmonics", {"degree": 4}, per="visible", realistic={"degree": _SH_DEGREE})
 _SORT = Op("Sorting", per="tile")
+
+
+def _gpu_stages(bitwidth: int) -> tuple[Op, ...]:
+    """The 3DGS stages a GPU runs before blending (Kerbl et al. 2023's kernels):
+    culling, preprocessing (projection, covariance, SH colour), key duplication per
+    Gaussian-tile pair and the radix sort of the pairs; docs/workloads.md."""
+    return (
+        Op("FrustumCulling", {"cull_ratio": VISIBLE_SHARE}, bitwidth=bitwidth, per="gaussian"),
+        Op("GaussianPreprocess", bitwidth=bitwidth, per="visible"),
+        Op("TileDuplicate", bitwidth=bitwidth, per="visible_tile"),
+        Op("RadixSort", bitwidth=bitwidth, per="visible_tile"),
+    )
+
+
+_3DGS = (*_gpu_stages(32), Op("TileBlend", bitwidth=32, per="fragment"))
+_CULL, _PREPROCESS = _gpu_stages(16)[:2]  # an accelerator's own units, FP16
 
 PIPELINES: dict[str, Spec] = {
     "icarus": Spec(
@@ -232,6 +403,14 @@ PIPELINES: dict[str, Spec] = {
         ((0, 1), (0, 2), (0, 3), (1, 4), (2, 4), (3, 4)),
         frame_pixels=GAUSSIAN_FRAME,
         description="GSCore: 3D Gaussian splatting inference with subtile skipping",
+        frame_ops=(
+            _CULL,
+            _PREPROCESS,
+            Op("SubtileSkip", _TILES, per="visible"),
+            _SORT,
+            Op("TileBlend", per="box_fragment"),
+        ),
+        frame_edges=(*_chain(5), (1, 4)),
     ),
     "gaurast": Spec(
         "inference",
@@ -245,6 +424,8 @@ PIPELINES: dict[str, Spec] = {
         ((0, 1), (0, 2), (1, 3), (2, 3)),
         frame_pixels=GAUSSIAN_FRAME,
         description="GauRast: 3D Gaussian splatting inference on a rasteriser",
+        frame_ops=_3DGS,
+        frame_edges=tuple(_chain(5)),
     ),
     "srender": Spec(
         "inference",
@@ -286,20 +467,32 @@ PIPELINES: dict[str, Spec] = {
         feedback=((9, 1),),
         frame_pixels=GAUSSIAN_FRAME,
         description="GSArch: 3D Gaussian splatting training with gradient pruning",
+        frame_ops=(
+            _CULL,
+            _PREPROCESS,
+            _SORT,
+            Op("TileMerging"),
+            Op("GaussianAlphaBlend"),
+            Op("GaussianAlphaBlend", backward=True),
+            Op("GradientCompute", backward=True),
+            Op("GradientPruning", backward=True),
+            Op("Rearrangement", backward=True, per="visible_tile"),
+            Op("TileMerging", backward=True, per="visible_tile"),
+        ),
+        frame_edges=tuple(_chain(10)),
+        frame_feedback=((9, 2),),
     ),
     "gbu": Spec(
         "inference",
         ("gbu",),
         (
-            Op("FrustumCullingProjection", per="gaussian"),
-            _SH,
+            *_gpu_stages(32),
             Op("DecompBinning", per="visible_tile"),
-            _SORT,
             Op("RowGeneration", per="row"),
             Op("RowProcessing"),
             Op("GaussianAlphaBlend"),
         ),
-        ((0, 1), (0, 2), (2, 3), (3, 4), (4, 5), (5, 6), (1, 6)),
+        (*_chain(8), (1, 7)),
         frame_pixels=GAUSSIAN_FRAME,
         description="GBU: 3D Gaussian splatting rendering with row-based blending beside a GPU",
         spec_graph="gbu_train",
@@ -345,13 +538,7 @@ PIPELINES: dict[str, Spec] = {
     "3dgs": Spec(
         "inference",
         ("orin_nx", "a6000"),
-        (
-            Op("FrustumCulling", {"cull_ratio": _CULL_RATIO}, bitwidth=32, per="gaussian"),
-            Op("GaussianPreprocess", bitwidth=32, per="visible"),
-            Op("TileDuplicate", bitwidth=32, per="visible_tile"),
-            Op("RadixSort", bitwidth=32, per="visible_tile"),
-            Op("TileBlend", bitwidth=32, per="fragment"),
-        ),
+        _3DGS,
         tuple(_chain(5)),
         frame_pixels=GAUSSIAN_FRAME,
         description="3DGS as a GPU runs it: Kerbl et al. 2023's CUDA tile rasteriser",
@@ -373,41 +560,48 @@ def pipeline(
     rendered_fraction: float | None = None,
     scene: str | None = None,
     fragments_per_gaussian: int | None = None,
+    width: int | None = None,
+    height: int | None = None,
 ) -> Graph:
     """A built-in pipeline's graph for one workload, in workload `model`
     ``"realistic"`` (default) or ``"spec"`` (exactly ``spec/pipelines.md``).
 
     `rays` is B, `samples` N, `gaussians` G (the scene's Gaussians),
-    `frame_pixels` the pixels of one frame (800x800 for ray-based pipelines,
-    1280x720 for Gaussian ones), `tiles_per_gaussian` the tiles a Gaussian
-    overlaps (0: all), `rendered_fraction` the share of a frame's pixels
-    rendered (the rest warped), `fragments_per_gaussian` the pixels at which
-    the GPU rasteriser (pipeline ``3dgs``) evaluates one Gaussian of a tile's
-    list. `scene` names a standard scene of `nerframe.scenes` (realistic model
-    only): it sets the frame (its width × height: `frame_pixels`, and the tile
-    grid of the Gaussian ops), the Gaussians G where the scene publishes a
-    count, and N of hash-grid pipelines where it publishes samples per ray; the
-    keyword arguments still override it. Without a scene, the workload is the
-    one below. Defaults, per model:
+    `width` and `height` the frame (800x800 for ray-based pipelines, 1280x720
+    for Gaussian ones), `frame_pixels` its pixels alone (the frame scaled at its
+    aspect ratio), `tiles_per_gaussian` the tiles a Gaussian overlaps (0: all;
+    default: from the frame, `gaussian_frame`), `rendered_fraction` the share of
+    a frame's pixels rendered (the rest warped), `fragments_per_gaussian` the
+    pixels at which the GPU rasteriser evaluates one Gaussian of a tile's list.
+    `scene` names a standard scene of `nerframe.scenes` (realistic model
+    only): it sets the frame (its width × height) and the Gaussians G where the
+    scene publishes a count, and N of hash-grid pipelines where it publishes
+    samples per ray; the keyword arguments still override it. In the realistic
+    model the frame sizes every 3DGS stage (`gaussian_frame`); in the spec model
+    it sets `frame_pixels` only. Without a scene, the workload is the one below.
+    Defaults, per model:
 
     ========================  ==============================  ======================
     parameter                 realistic                       spec
     ========================  ==============================  ======================
     rays (B)                  4096; Gaussian: the frame       4096
-    samples (N)               64; ICARUS 192; hash grid 24    64; ICARUS 192
+    samples (N)               64; ICARUS 192; hash grid 24;   64; ICARUS 192
+                              Gaussian: blended per pixel
     gaussians (G)             `GAUSSIANS`                     ``B*N``
-    tiles_per_gaussian        `TILES_PER_GAUSSIAN`            0 (all tiles)
+    tiles_per_gaussian        from the frame                  0 (all tiles)
     rendered_fraction         CICERO `CICERO_RENDERED`, 1     1
     fragments_per_gaussian    `FRAGMENTS_PER_GAUSSIAN`        (spec graph: none)
     ========================  ==============================  ======================
 
-    >>> pipeline("gscore", gaussians=2_000_000).ops["G"].to_list()[:2]
-    [2000000, 1000000]
+    >>> pipeline("gscore", gaussians=2_000_000).ops["G"].to_list()[::2]
+    [2000000, 1000000, None]
     >>> pipeline("gscore", model="spec").ops["G"].to_list()[:2]
     [262144, 262144]
     >>> bicycle = pipeline("gscore", scene="bicycle")
-    >>> bicycle.frame_pixels, bicycle.ops["G"].to_list()[:2]
-    (1016814, [6060000, 3030000])
+    >>> bicycle.frame_pixels, bicycle.ops["G"].to_list()[::2]
+    (1016814, [6060000, 3030000, None])
+    >>> pipeline("3dgs", width=3840, height=2160).ops["N"].to_list()[2:]
+    [59, 59, 161]
     """
     if not isinstance(name, str):
         raise InvalidInputError(
@@ -424,7 +618,11 @@ def pipeline(
             f"unknown pipeline {name!r}{did_you_mean(name, PIPELINES)}; "
             f"built-in pipelines: {', '.join(PIPELINES)}"
         )
-    taken = {p for op in spec.ops for p in op_types()[op.op_type].parameters}
+    realistic = model == "realistic"
+    if not realistic and spec.spec_graph:
+        spec = PIPELINES[spec.spec_graph]
+    rows, data_edges, feedback = spec.graph_of(realistic)
+    taken = {p for op in rows for p in op_types()[op.op_type].parameters}
     for option, parameter, value in (("samples", "N", samples), ("gaussians", "G", gaussians)):
         if value is not None and parameter not in taken:
             raise InvalidInputError(
@@ -432,67 +630,66 @@ def pipeline(
                 f"{option} does not apply to it",
                 option,
             )
-    realistic = model == "realistic"
     place = _scene(scene, realistic)
-    if fragments_per_gaussian is not None and not any(op.per == "fragment" for op in spec.ops):
+    if fragments_per_gaussian is not None and not any(op.per == "fragment" for op in rows):
         raise InvalidInputError(
             f"pipeline {name!r} has no per-fragment op; "
             "fragments_per_gaussian does not apply to it",
             "fragments_per_gaussian",
         )
-    if not realistic and spec.spec_graph:
-        spec = PIPELINES[spec.spec_graph]
-    if samples is None:
-        samples = HASH_GRID_SAMPLES if realistic and spec.hash_grid else spec.samples
-        if place and place.samples_per_ray and spec.hash_grid:
-            samples = place.samples_per_ray
-    pixels = spec.frame_pixels if frame_pixels is None else frame_pixels
-    if place and frame_pixels is None:
-        pixels = place.frame_pixels
+    w, h, pixels = _frame(spec, place, width, height, frame_pixels)
     if rays is None:
         rays = pixels if realistic and spec.gaussian else 4096
-    b, n = rays, samples
     if realistic:
         g = GAUSSIANS if gaussians is None else gaussians
         if place and place.gaussians and gaussians is None:
             g = place.gaussians
-        # The tile grid as the cost kernel counts it (whole 16-px tiles).
-        tiles = (place.width // _TILE) * (place.height // _TILE) if place else _TILE_COUNT
-        hit = TILES_PER_GAUSSIAN if tiles_per_gaussian is None else tiles_per_gaussian
-        hit = min(hit, tiles) if hit else tiles
-        visible = math.ceil(_CULL_RATIO * g)
-        per_tile = -(-visible * hit // tiles)
+        f = gaussian_frame(
+            w,
+            h,
+            g,
+            tiles_per_gaussian=tiles_per_gaussian,
+            fragments_per_pair=fragments_per_gaussian,
+        )
+        if samples is None:
+            samples = f.blended_per_pixel if spec.gaussian else spec.samples
+            if spec.hash_grid:
+                samples = (
+                    place.samples_per_ray if place and place.samples_per_ray else HASH_GRID_SAMPLES
+                )
+        hit, visible = f.tiles_per_gaussian, f.visible
         dims: dict[str, dict[str, object]] = {
-            "ray": {"B": b, "N": n, "G": g},
-            "sensitive": {"B": math.ceil(SRENDER_SENSITIVE * b), "N": n, "G": g},
+            "ray": {"B": rays, "N": samples, "G": g},
+            "sensitive": {"B": math.ceil(SRENDER_SENSITIVE * rays), "N": samples, "G": g},
             "gaussian": {"G": g, "tiles_per_gaussian": hit},
             "visible": {"B": visible, "N": 1, "G": visible, "tiles_per_gaussian": hit},
-            "tile": {"B": tiles, "N": per_tile},
+            "tile": {"B": f.tiles, "N": f.per_tile},
             "visible_tile": {"B": visible, "N": hit},
-            "row": {"B": -(-b // _TILE), "N": per_tile},
-            "fragment": {
-                "B": visible * hit,
-                "N": FRAGMENTS_PER_GAUSSIAN
-                if fragments_per_gaussian is None
-                else fragments_per_gaussian,
-            },
+            "row": {"B": -(-rays // TILE), "N": f.per_tile},
+            "fragment": {"B": f.pairs, "N": f.fragments_per_pair},
+            "box_fragment": {"B": f.pairs, "N": f.box_fragments},
         }
     else:
-        whole: dict[str, object] = {"B": b, "N": n, "G": b * n if gaussians is None else gaussians}
+        n = spec.samples if samples is None else samples
+        whole: dict[str, object] = {
+            "B": rays,
+            "N": n,
+            "G": rays * n if gaussians is None else gaussians,
+        }
         dims = dict.fromkeys(_PER, whole)
     records = []
-    for op in spec.ops:
+    for op in rows:
         takes = op_types()[op.op_type].parameters
         record: dict[str, object] = {k: v for k, v in dims[op.per].items() if k in takes}
         record.update(op.params or {}, op_type=op.op_type, backward=op.backward)
-        if place and "image_w" in takes:
-            record.update(image_w=place.width, image_h=place.height)
+        if realistic and "image_w" in takes:
+            record.update(image_w=w, image_h=h)
         if realistic:
             record.update(op.realistic or {}, scope="batch" if op.per in _BATCH_PER else "frame")
         else:
             record["scope"] = "batch"
         records.append({**record, "bitwidth": op.bitwidth})
-    edges = [(*e, "data") for e in spec.edges] + [(*e, "feedback") for e in spec.feedback]
+    edges = [(*e, "data") for e in data_edges] + [(*e, "feedback") for e in feedback]
     if rendered_fraction is None:
         rendered_fraction = spec.rendered_fraction if realistic else 1.0
     built = _BUILT.get()
@@ -561,6 +758,45 @@ def _scene(name: str | None, realistic: bool) -> Scene | None:
     return find_scene(name)
 
 
+def _frame(
+    spec: Spec,
+    place: Scene | None,
+    width: int | None,
+    height: int | None,
+    frame_pixels: int | None,
+) -> tuple[int, int, int]:
+    """The frame's width, height and pixels: `width` x `height` when given, else the
+    scene's or the pipeline's frame, scaled at its aspect ratio to `frame_pixels`."""
+    for option, value in (("width", width), ("height", height)):
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, Integral) or value < 1
+        ):
+            raise InvalidInputError(
+                f"pipeline: {option} must be a positive integer, got {value!r}", option
+            )
+    if (width is None) != (height is None):
+        given = "width" if height is None else "height"
+        raise InvalidInputError(f"pipeline: {given} needs its pair: give width and height", given)
+    if width is not None and height is not None:
+        if frame_pixels is not None and frame_pixels != width * height:
+            raise InvalidInputError(
+                f"pipeline: frame_pixels {frame_pixels} is not width x height "
+                f"({width} x {height}); give one or the other",
+                "frame_pixels",
+            )
+        return int(width), int(height), int(width * height)
+    if place is not None:
+        w0, h0 = place.width, place.height
+    else:
+        w0, h0 = GAUSSIAN_SIZE if spec.gaussian else RAY_SIZE
+    if frame_pixels is None:
+        return w0, h0, w0 * h0
+    if isinstance(frame_pixels, bool) or not isinstance(frame_pixels, Integral) or frame_pixels < 1:
+        return w0, h0, frame_pixels  # `graph` refuses it, naming frame_pixels
+    scale = math.sqrt(frame_pixels / (w0 * h0))
+    return max(1, round(w0 * scale)), max(1, round(h0 * scale)), frame_pixels
+
+
 def pipelines(model: WorkloadModel = "realistic", *, scene: str | None = None) -> pl.DataFrame:
     """The built-in pipelines: kind, ops, default workload and FLOPs in `model` (at
     `scene`, a standard scene, when given): ``total_flops`` counts every op once,
@@ -604,15 +840,24 @@ def load_graph(
     model: WorkloadModel = "realistic",
     *,
     scene: str | None = None,
+    width: int | None = None,
+    height: int | None = None,
 ) -> Graph:
     """A built-in pipeline by name or a graph file (.json, .yaml) at a workload (the
-    one `workload_graph` applies, `scene` included); expanded into its fine graph
-    when `fine`.
+    one `workload_graph` applies, `scene` and the frame's `width` and `height`
+    included); expanded into its fine graph when `fine`.
 
     >>> load_graph("neurex").ops.height, load_graph("neurex", fine=True).ops.height
     (5, 7)
     """
-    given = {"rays": rays, "samples": samples, "gaussians": gaussians, "scene": scene}
+    given = {
+        "rays": rays,
+        "samples": samples,
+        "gaussians": gaussians,
+        "scene": scene,
+        "width": width,
+        "height": height,
+    }
     return workload_graph(name, {k: v for k, v in given.items() if v is not None}, fine, model)
 
 
@@ -625,33 +870,40 @@ def workload_graph(
     """`source` (a built-in name, a graph file or a `Graph`) at workload `point`.
 
     A built-in pipeline is rebuilt in workload `model` with the point's rays,
-    samples, Gaussians and ``scene`` (a standard scene's name; defaults as
-    `nerframe.pipeline`'s); otherwise the B, N, G columns of the ops that have them
-    are set (a dimension no op has is refused; a scene is refused: what it sets is
-    the built-in pipelines' workload). ``bitwidth`` sets every op's bitwidth and
-    ``OPTYPE.PARAM`` that parameter of every op of that type.
+    samples, Gaussians, frame ``width`` and ``height`` and ``scene`` (a standard
+    scene's name; defaults as `nerframe.pipeline`'s); otherwise the B, N, G
+    columns of the ops that have them are set (a dimension no op has is refused; a
+    scene or a frame is refused: what it sets is the built-in pipelines' workload).
+    ``bitwidth`` sets every op's bitwidth and ``OPTYPE.PARAM`` that parameter of
+    every op of that type.
 
     >>> workload_graph("neurex", {"rays": 1024, "MLP.layer_width": 128}).ops.filter(
     ...     op_type="MLP").select("B", "layer_width").row(0)
     (1024, 128)
     >>> workload_graph("neurex", {"scene": "room"}).frame_pixels
     1616166
+    >>> workload_graph("3dgs", {"width": 1920, "height": 1080}).frame_pixels
+    2073600
     """
     scene = point.get("scene")
-    numbers = {k: v for k, v in point.items() if not isinstance(v, str)}
+    frame = {k: int(v) for k, v in point.items() if k in ("width", "height")}
+    numbers = {k: v for k, v in point.items() if not isinstance(v, str) and k not in frame}
     dims = {k: int(v) for k, v in numbers.items() if k in ("rays", "samples", "gaussians")}
     builtin = isinstance(source, str) and (source in PIPELINES or not Path(source).suffix)
-    if scene is not None and not builtin:
+    if (scene is not None or frame) and not builtin:
         label = f"Graph {source.name!r}" if isinstance(source, Graph) else f"graph file {source}"
+        what = f"scene {scene!r}" if scene is not None else "the frame's width and height"
         raise InvalidInputError(
-            f"scene {scene!r} applies to the built-in pipelines, not to the {label}: "
+            f"{what} applies to the built-in pipelines, not to the {label}: "
             "set its workload (rays, samples, gaussians) instead",
-            "scene",
+            "scene" if scene is not None else next(iter(frame)),
         )
     if isinstance(source, Graph):
         base = source
     elif builtin:
-        base = pipeline(source, **dims, model=model, scene=None if scene is None else str(scene))
+        base = pipeline(
+            source, **dims, **frame, model=model, scene=None if scene is None else str(scene)
+        )
         dims = {}
     else:
         base = read_graph(source)

@@ -74,6 +74,21 @@ def _scene(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _frame(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--width",
+        type=int,
+        metavar="PX",
+        help="frame width in pixels [the scene's, else the pipeline's]",
+    )
+    p.add_argument(
+        "--height",
+        type=int,
+        metavar="PX",
+        help="frame height in pixels [the scene's, else the pipeline's]",
+    )
+
+
 def _model(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--model",
@@ -93,7 +108,15 @@ def _graph(args: argparse.Namespace, name: str) -> Graph:
     from nerframe.builtin_pipelines import load_graph
 
     return load_graph(
-        name, args.rays, args.samples, args.gaussians, args.fine, args.model, scene=args.scene
+        name,
+        args.rays,
+        args.samples,
+        args.gaussians,
+        args.fine,
+        args.model,
+        scene=args.scene,
+        width=args.width,
+        height=args.height,
     )
 
 
@@ -852,6 +875,7 @@ def parser() -> argparse.ArgumentParser:
     p = sub.add_parser("costs", help="per-operator costs of a pipeline, with totals")
     p.add_argument("pipeline", help="a built-in pipeline or a graph file (.json)")
     _workload(p)
+    _frame(p)
     _output(p)
     p.set_defaults(run=cmd_costs)
 
@@ -878,6 +902,7 @@ def parser() -> argparse.ArgumentParser:
     )
     _schedule_options(p)
     _workload(p)
+    _frame(p)
     _output(p)
     p.set_defaults(run=cmd_schedule)
 
@@ -947,6 +972,7 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("-o", "--output", type=Path, required=True, metavar="FILE")
     _workload(p)
+    _frame(p)
     p.set_defaults(run=cmd_roofline)
 
     p = sub.add_parser("query", help="DuckDB SQL (or a named query) over a result store")

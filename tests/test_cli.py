@@ -28,7 +28,7 @@ def test_costs_table_has_totals(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_costs_formats(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["costs", "gscore", "--gaussians", "1000000", "--fine", "--format", "json"]) == 0
+    assert main(["costs", "gbu_train", "--gaussians", "1000000", "--fine", "--format", "json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert [r["op_type"] for r in rows][:2] == ["FrustumCulling", "Projection"]
     assert rows[0]["G"] == 1_000_000

@@ -229,10 +229,11 @@ def test_gaurast_blends_the_3dgs_graph_on_its_rasterizer() -> None:
 
 
 def test_3dgs_kernel_costs_are_the_rasteriser_s() -> None:
-    # 1 M Gaussians, half visible, 6 tiles each, 161 fragments per list entry, FP32
+    # 1 M Gaussians, half visible, 10 tiles each at 1280x720 (boxes of 688.7 x 921,600 /
+    # 500,000 px^2: round((1 + 35.6/16)^2) = 10), 161 fragments per list entry, FP32
     g = nerframe.pipeline("3dgs")
     c = {r["op_type"]: r for r in nerframe.costs(g.ops).iter_rows(named=True)}
-    visible, pairs = 500_000, 3_000_000
+    visible, pairs = 500_000, 5_000_000
     # position, scale, rotation, opacity, 48 SH coefficients (+1 scan read) in; radius,
     # 2D mean, depth, 3D covariance, RGB, conic+opacity, tile count, clamp flags (+1) out
     assert c["GaussianPreprocess"]["bytes_total"] == visible * (57 + 21) * 4
@@ -255,13 +256,16 @@ def test_six_onesweep_passes_hold_for_every_scene_frame() -> None:
     # tiles) key bits (the tiles' bit length), and CUB's onesweep takes 8 bits a pass on
     # every GPU here (dispatch_radix_sort.cuh, Policy700 and Policy800: ONESWEEP for
     # keys of 4 bytes or more, ONESWEEP_RADIX_BITS = 8), so every frame of the scene
-    # table, 2,074 tiles (Tanks&Temples) to 6,208 (bonsai), needs six
+    # table, 2,170 tiles (Tanks&Temples) to 6,370 (bonsai) on 3DGS's grid, needs six
     for row in nerframe.scenes().iter_rows(named=True):
-        tiles = (row["width"] // 16) * (row["height"] // 16)
+        tiles = math.ceil(row["width"] / 16) * math.ceil(row["height"] / 16)
         assert math.ceil((32 + tiles.bit_length()) / 8) == 6, row["name"]
     bonsai = nerframe.pipeline("3dgs", scene="bonsai")
     sort = nerframe.costs(bonsai.ops).filter(op_type="RadixSort").row(0, named=True)
-    pairs = math.ceil(0.5 * 1_240_000) * 6
+    # boxes of 688.7 x 1,619,801 / 620,000 px^2 (42.4 px a side): round(3.65^2) = 13 tiles
+    box = math.sqrt(688.7 * 1559 * 1039 / 620_000)
+    pairs = math.ceil(0.5 * 1_240_000) * round((1 + box / 16) ** 2)
+    assert pairs == 620_000 * 13
     assert sort["bytes_total"] == pairs * (8 + 6 * 2 * 12 + 8)
 
 

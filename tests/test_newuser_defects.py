@@ -207,12 +207,13 @@ def test_d18_frame_flops_count_batch_ops_once_per_batch(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_d19_dram_utilization_stays_within_1_and_needs_no_warning(tmp_path: Path) -> None:
-    # GSCore's overlapping frame ops moved 1.195 times what DRAM can: they now share it.
+    # GSCore's overlapping frame ops moved 1.195 times what DRAM can: they now share it
+    # (the frame-sized graph, docs/workloads.md, is bound by its blending units: 0.39).
     result = run_cli("analyze", "gscore", "--hardware", "gscore", "-o", str(tmp_path / "s"))
     assert result.returncode == 0, result.stderr
     assert not [line for line in result.stderr.splitlines() if line.startswith("warning:")]
     summary = pl.read_parquet(tmp_path / "s" / "summary" / "**" / "*.parquet")
-    assert 0.99 < summary["dram_utilization"].item() <= 1
+    assert 0 < summary["dram_utilization"].item() <= 1
 
 
 # --------------------------------------------------------------------------- D22, D29
@@ -227,13 +228,14 @@ def gaussian_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, pl.D
 
 def test_d22_gaussian_workload_sentence(gaussian_report: tuple[str, pl.DataFrame]) -> None:
     page, _ = gaussian_report
-    # gaurast blends 64 Gaussians per pixel over a 1280x720 frame in one batch; 556 is
-    # the Sorting op's per-tile list, not a per-pixel figure
+    # gbu_train blends 167 Gaussians per pixel (the frame model's contributing Gaussians)
+    # over a 1280x720 frame in one batch; 1,389 is the per-tile list, not a per-pixel figure
     assert (
-        "Workload: 4 ops; pixels per batch 921,600, Gaussians per pixel 64, Gaussians in "
-        "the scene 1,000,000, 921,600 pixels per frame, 1 batch per frame." in page
+        "Workload: 11 ops; pixels per batch 921,600, Gaussians per pixel 167, Gaussians in "
+        "the scene 1,000,000, 921,600 pixels per training iteration, 1 batch per training "
+        "iteration." in page
     )
-    assert nerframe.pipelines().filter(pipeline="gbu")["samples"].item() == 64
+    assert nerframe.pipelines().filter(pipeline="gbu")["samples"].item() == 167
 
 
 def _specs(page: str) -> list[dict]:

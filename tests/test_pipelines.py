@@ -11,17 +11,17 @@ import nerframe
 from nerframe.builtin_pipelines import PIPELINES
 from nerframe.graphs import topological_order
 
-FEEDBACK = {"gsarch": [(9, 1)], "instant3d": [(7, 2)]}
+FEEDBACK = {"gsarch": [(9, 2)], "instant3d": [(7, 2)]}
 NATIVE_OPS = {
     "icarus": 4,
     "neurex": 5,
     "instant_ngp": 6,
     "cicero": 5,
     "gscore": 5,
-    "gaurast": 4,
+    "gaurast": 5,
     "srender": 10,
     "gsarch": 10,
-    "gbu": 7,
+    "gbu": 8,
     "gbu_train": 11,
     "instant3d": 8,
     "3dgs": 5,

@@ -154,16 +154,18 @@ def test_a_scene_sets_the_frame_of_every_pipeline(name: str, pipe: str) -> None:
     g = pipeline(pipe, scene=name)
     assert g.frame_pixels == width * height
     ops = g.ops
-    if pipe == "3dgs":  # the GPU's tile rasteriser: per-Gaussian work, no per-pixel op
+    if pipe in ("3dgs", "gaurast", "gscore"):  # tile blenders: no per-pixel op
         first = ops.row(0, named=True)
         assert first["op_type"] == "FrustumCulling"
         assert first["G"] == (gaussians or 1_000_000)
         assert set(ops["scope"]) == {"frame"}  # every op once per frame
     elif pipe in GAUSSIAN_PIPELINES:
         first = ops.row(0, named=True)  # the frustum culling of every Gaussian
-        assert first["op_type"] == "FrustumCullingProjection"
+        assert first["op_type"] in ("FrustumCulling", "FrustumCullingProjection")
         assert first["G"] == (gaussians or 1_000_000)  # no published count: the default
-        assert (first["image_w"], first["image_h"]) == (width, height)
+        if "image_w" in ops.columns:  # ops that take the frame's size carry the scene's
+            framed = ops.filter(pl.col("image_w").is_not_null())
+            assert set(framed.select("image_w", "image_h").rows()) <= {(width, height)}
         assert g.batches == 1 and g.rays == width * height  # one batch: the frame
     else:
         assert "image_w" not in ops.columns or ops["image_w"].is_null().all()
@@ -174,14 +176,22 @@ def test_a_scene_sets_the_frame_of_every_pipeline(name: str, pipe: str) -> None:
 def test_gscore_on_bicycle_by_hand() -> None:
     ops = pipeline("gscore", scene="bicycle").ops
     rows = {r["op_type"]: r for r in ops.iter_rows(named=True)}
-    tiles = (1237 // 16) * (822 // 16)  # whole 16-px tiles, as the cost kernel counts them
+    tiles = math.ceil(1237 / 16) * math.ceil(822 / 16)  # 3DGS's grid: 78 x 52 tiles
     visible = math.ceil(0.5 * 6_060_000)  # half the Gaussians survive culling
-    assert tiles == 3927 and visible == 3_030_000
-    assert (rows["Sorting"]["B"], rows["Sorting"]["N"]) == (tiles, math.ceil(visible * 6 / tiles))
-    assert rows["SphericalHarmonics"]["B"] == visible
-    assert rows["SubtileSkip"]["G"] == visible
+    # the boxes overlap 688.7 deep: each visible Gaussian's box is 688.7 px x its
+    # share of the frame, 231 px^2 (15.2 px a side), spanning 1.95 tiles a side
+    box = math.sqrt(688.7 * 1237 * 822 / visible)
+    hit = round((1 + box / 16) ** 2)  # 3.8 tiles
+    assert tiles == 4056 and visible == 3_030_000 and hit == 4
+    # subtile skipping blends the pixels of each tile inside the box: 231 px over 4 tiles
+    fragments = math.ceil(box * box / hit)
+    assert fragments == 58
+    assert rows["FrustumCulling"]["G"] == 6_060_000
+    assert (rows["GaussianPreprocess"]["B"], rows["GaussianPreprocess"]["N"]) == (visible, 1)
+    assert (rows["Sorting"]["B"], rows["Sorting"]["N"]) == (tiles, math.ceil(visible * 4 / tiles))
+    assert rows["SubtileSkip"]["G"] == visible and rows["SubtileSkip"]["tiles_per_gaussian"] == 4
     assert (rows["SubtileSkip"]["image_w"], rows["SubtileSkip"]["image_h"]) == (1237, 822)
-    assert (rows["GaussianAlphaBlend"]["B"], rows["GaussianAlphaBlend"]["N"]) == (1_016_814, 64)
+    assert (rows["TileBlend"]["B"], rows["TileBlend"]["N"]) == (visible * hit, fragments)
 
 
 def test_neurex_on_room_by_hand() -> None:
@@ -197,14 +207,21 @@ def test_lego_is_the_default_frame_of_ray_pipelines() -> None:
             lego, default = pipeline(pipe, scene="lego"), pipeline(pipe)
             assert lego.ops.equals(default.ops) and lego.frame_pixels == default.frame_pixels
     # Gaussian pipelines: 800x800 frames (2,500 tiles), G stays 1 M (no published count)
-    sort = pipeline("gaurast", scene="lego").ops.filter(op_type="Sorting").row(0, named=True)
-    assert (sort["B"], sort["N"]) == (2500, math.ceil(500_000 * 6 / 2500))
+    sort = pipeline("gscore", scene="lego").ops.filter(op_type="Sorting").row(0, named=True)
+    hit = round((1 + math.sqrt(688.7 * 800 * 800 / 500_000) / 16) ** 2)  # 8 tiles
+    assert hit == 8
+    assert (sort["B"], sort["N"]) == (2500, math.ceil(500_000 * hit / 2500))
 
 
 def test_keyword_arguments_override_the_scene() -> None:
-    g = pipeline("gscore", scene="bicycle", rays=4096, gaussians=2_000_000, frame_pixels=1280 * 720)
+    g = pipeline("gbu", scene="bicycle", rays=4096, gaussians=2_000_000, frame_pixels=1280 * 720)
     assert g.frame_pixels == 921_600 and g.rays == 4096 and g.batches == 225
-    assert g.ops["G"].to_list()[:2] == [2_000_000, 1_000_000]
+    assert g.ops["G"].drop_nulls().to_list() == [2_000_000]
+    # frame_pixels alone keeps the scene's aspect ratio: 1237x822 scaled to 921,600 px
+    pre = g.ops.filter(op_type="GaussianPreprocess").row(0, named=True)
+    assert pre["B"] == 1_000_000
+    scaled = pipeline("3dgs", scene="bicycle", frame_pixels=1280 * 720)
+    assert scaled.ops.equals(pipeline("3dgs", scene="bicycle", width=1178, height=783).ops)
     assert pipeline("neurex", scene="room", samples=48).ops["N"].unique().to_list() == [48]
 
 
@@ -252,7 +269,7 @@ def test_graph_files_and_graphs_take_no_scene(graph_file: Path, tmp_path: Path) 
 
 
 def test_scene_on_costs(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["costs", "gscore", "--scene", "bicycle", "--format", "json"]) == 0
+    assert main(["costs", "gbu", "--scene", "bicycle", "--format", "json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert rows[0]["G"] == 6_060_000 and rows[-1]["B"] == 1237 * 822
 

@@ -240,7 +240,7 @@ def test_unmapped_op_types_are_named_in_the_order_rows_show_them(tmp_path: Path)
 
 
 def test_a_graph_computes_its_dag_and_phases_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    neurex, gscore = nerframe.pipeline("neurex"), nerframe.pipeline("gscore")
+    neurex, gbu = nerframe.pipeline("neurex"), nerframe.pipeline("gbu")
     built: list[int] = []
 
     def counting(n: int, src: object, dst: object) -> object:
@@ -255,13 +255,13 @@ def test_a_graph_computes_its_dag_and_phases_once(monkeypatch: pytest.MonkeyPatc
     # DAG, built when the graph was.
     assert built == [] and graphs.dag_of(neurex) is graphs.dag_of(neurex)
     assert first.schedule.equals(again.schedule) and first.summary.equals(again.summary)
-    # gscore: four frame-scoped ops, then one batch-scoped op; each phase gets its
+    # gbu: five frame-scoped ops, then three batch-scoped ops; each phase gets its
     # own sub-DAG per schedule, the graph's DAG is not rebuilt.
-    nerframe.schedule(gscore, "gscore")
-    assert sorted(built) == [1, 4]
-    phase = graphs.phases(gscore)
+    nerframe.schedule(gbu, "gbu")
+    assert sorted(built) == [3, 5]
+    phase = graphs.phases(gbu)
     phase[:] = 7  # a copy: the graph's own stays as it was
-    assert graphs.phases(gscore).tolist() == [0, 0, 0, 0, 1]
+    assert graphs.phases(gbu).tolist() == [0, 0, 0, 0, 0, 1, 1, 1]
 
 
 @pytest.mark.parametrize(("parallelism", "alu"), [("split", 9), ("instance", 5)])

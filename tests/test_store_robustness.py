@@ -514,7 +514,7 @@ def test_help_names_no_workload_default_that_the_default_model_does_not_use(
     text = " ".join(capsys.readouterr().out.split())
     # realistic (the default model): hash-grid NeRFs take N = 24, Gaussians B = a frame
     table = nerframe.pipelines()
-    assert {24, 64} <= set(table["samples"].drop_nulls()) and len(set(table["rays"])) > 1
+    assert {24, 167} <= set(table["samples"].drop_nulls()) and len(set(table["rays"])) > 1
     for flag in ("--rays B", "--samples N", "--gaussians G"):
         described = text.rsplit(flag, 1)[1][:120]  # the last: not the usage line
         assert "[the pipeline's, as 'nerframe pipelines --model M' lists]" in described

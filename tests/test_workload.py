@@ -175,10 +175,12 @@ def test_tile_tests_count_only_overlapped_tiles() -> None:
 
 
 def test_expand_conserves_flops_with_tile_overlap() -> None:
-    g = nerframe.pipeline("gscore")
+    g = nerframe.pipeline("gbu_train")  # the realistic graph that keeps the composite
     fine = nerframe.expand(g)
     assert nerframe.costs(fine.ops)["flops"].sum() == nerframe.costs(g.ops)["flops"].sum()
-    assert fine.ops.filter(op_type="OBBIntersection")["tiles_per_gaussian"].item() == 6
+    # the 1280x720 frame, 500,000 visible Gaussians: boxes of 688.7 x 921,600 / 500,000
+    # = 1,269 px^2 (35.6 px a side) span 1 + 35.6/16 tiles a side: round(10.4) = 10 tiles
+    assert fine.ops.filter(op_type="OBBIntersection")["tiles_per_gaussian"].item() == 10
     assert set(fine.ops.head(4)["scope"]) == {"frame"}
 
 
@@ -186,42 +188,52 @@ def test_gscore_realistic_workload() -> None:
     g = nerframe.pipeline("gscore")
     table = nerframe.costs(g.ops)
     flops = dict(zip(table["op_type"], table["flops"], strict=True))
-    # G = 1,000,000 Gaussians, 500,000 kept by culling, 6 tiles each.
-    assert flops["FrustumCullingProjection"] == 17e6 + 72 * 500_000 + 14 * 500_000 * 6
-    assert flops["SubtileSkip"] == 4 * 500_000 * 6
-    # Spherical harmonics once per visible Gaussian, degree 3: 10 * 16 FLOPs each.
-    assert flops["SphericalHarmonics"] == 500_000 * 10 * 16
-    # Per-tile sorting: 3,600 tiles of ceil(500,000 * 6 / 3,600) = 834 Gaussians.
-    assert flops["Sorting"] == 3600 * 834 * math.log2(834)
-    # One batch = the 1280x720 frame, 64 Gaussians blended per pixel.
-    assert flops["GaussianAlphaBlend"] == 6 * 1280 * 720 * 64
-    assert (g.rays, g.batches) == (1280 * 720, 1)
-    assert phases(g).tolist() == [0, 0, 0, 0, 1]
+    # G = 1,000,000 Gaussians, 500,000 kept by culling; their boxes overlap 688.7 deep:
+    # 1,269 px^2 each (35.6 px a side), 1 + 35.6/16 tiles a side: round(10.4) = 10 tiles.
+    box = math.sqrt(688.7 * 1280 * 720 / 500_000)
+    hit = round((1 + box / 16) ** 2)
+    assert hit == 10
+    assert flops["FrustumCulling"] == 17e6
+    # Preprocessing (projection, covariance, SH) once per visible Gaussian, as the GPU's.
+    assert flops["GaussianPreprocess"] == 600 * 500_000
+    assert flops["SubtileSkip"] == 4 * 500_000 * hit
+    # Per-tile sorting: 3,600 tiles of ceil(500,000 * 10 / 3,600) = 1,389 Gaussians.
+    assert flops["Sorting"] == 3600 * 1389 * math.log2(1389)
+    # Blending: every pair's tile list entry, on the pixels of the tile inside the
+    # Gaussian's box (subtile skipping): 1,269 px over 10 tiles, ceil(126.9) = 127
+    # fragments a pair, 34 thread instructions (68 FLOP-equivalents) each.
+    assert flops["TileBlend"] == 68 * 500_000 * hit * math.ceil(box * box / hit)
+    assert math.ceil(box * box / hit) == 127
+    assert phases(g).tolist() == [0, 0, 0, 0, 0]  # every stage once per frame
 
 
 def test_gaussians_and_tiles_are_workload_parameters() -> None:
-    g = nerframe.pipeline("gaurast", gaussians=3_000_000, tiles_per_gaussian=2, rays=4096)
-    sh = g.ops.filter(op_type="SphericalHarmonics").row(0, named=True)
-    assert (sh["B"], sh["N"], sh["degree"], sh["scope"]) == (1_500_000, 1, 3, "frame")
-    assert g.ops.filter(op_type="Sorting")["N"].item() == math.ceil(1_500_000 * 2 / 3600)
+    g = nerframe.pipeline("gbu", gaussians=3_000_000, tiles_per_gaussian=2, rays=4096)
+    pre = g.ops.filter(op_type="GaussianPreprocess").row(0, named=True)
+    assert (pre["B"], pre["N"], pre["scope"]) == (1_500_000, 1, "frame")
+    assert g.ops.filter(op_type="RadixSort").select("B", "N").row(0) == (1_500_000, 2)
+    assert g.ops.filter(op_type="RowGeneration")["N"].item() == math.ceil(1_500_000 * 2 / 3600)
     assert g.batches == math.ceil(1280 * 720 / 4096)
 
 
 def test_gbu_renders_and_gbu_train_trains() -> None:
     gbu = nerframe.pipeline("gbu")
     assert gbu.kind == "inference" and not gbu.ops["backward"].any()
+    # the GPU runs 3DGS's own stages up to the sort (the 3dgs graph's rows); the GBU
+    # replaces the blending
     assert gbu.ops["op_type"].to_list() == [
-        "FrustumCullingProjection",
-        "SphericalHarmonics",
+        "FrustumCulling",
+        "GaussianPreprocess",
+        "TileDuplicate",
+        "RadixSort",
         "DecompBinning",
-        "Sorting",
         "RowGeneration",
         "RowProcessing",
         "GaussianAlphaBlend",
     ]
-    assert phases(gbu).tolist() == [0, 0, 0, 0, 1, 1, 1]
+    assert phases(gbu).tolist() == [0, 0, 0, 0, 0, 1, 1, 1]
     # the GPU evaluates each visible Gaussian's colour before the GBU blends
-    assert gbu.edges.filter(dst=6)["src"].to_list() == [5, 1]
+    assert gbu.edges.filter(dst=7)["src"].to_list() == [6, 1]
     train = nerframe.pipeline("gbu_train")
     assert train.kind == "training" and train.ops.height == 11
     spec = nerframe.pipeline("gbu", model="spec")
@@ -236,22 +248,22 @@ def test_gbu_sets_up_each_gaussian_once_per_pixel_row() -> None:
     g = nerframe.pipeline("gbu")
     table = nerframe.costs(g.ops)
     gen = table.filter(op_type="RowGeneration").row(0, named=True)
-    # 1280 x 720 / 16 = 57,600 rows of a tile; ceil(500,000 * 6 / 3,600) = 834 Gaussians each
-    assert (gen["B"], gen["N"], gen["scope"]) == (57_600, 834, "batch")
-    assert gen["flops"] == 8 * 57_600 * 834 == 384307200
-    assert gen["bytes_total"] == (5 + 5) * 57_600 * 834 * 2 == 960768000
+    # 1280 x 720 / 16 = 57,600 rows of a tile; ceil(500,000 * 10 / 3,600) = 1,389 each
+    assert (gen["B"], gen["N"], gen["scope"]) == (57_600, 1389, "batch")
+    assert gen["flops"] == 8 * 57_600 * 1389
+    assert gen["bytes_total"] == (5 + 5) * 57_600 * 1389 * 2
     shade = table.filter(op_type="RowProcessing").row(0, named=True)
-    assert (shade["B"], shade["N"], shade["flops"]) == (921_600, 64, 16 * 921_600 * 64)
+    assert (shade["B"], shade["N"], shade["flops"]) == (921_600, 167, 16 * 921_600 * 167)
     assert nerframe.pipeline("gbu", rays=1000).ops.filter(op_type="RowGeneration")["B"].item() == 63
     train = nerframe.pipeline("gbu_train").ops.filter(op_type="RowGeneration")
-    assert set(train.select("B", "N").rows()) == {(921_600, 64)}  # gbu_train keeps the spec's
+    assert set(train.select("B", "N").rows()) == {(921_600, 167)}  # per pixel, as the spec
 
 
 def test_gsarch_update_runs_after_the_batches() -> None:
     g = nerframe.pipeline("gsarch")
     assert phases(g).tolist() == [0, 0, 0, 1, 1, 1, 1, 1, 2, 2]
     update = g.ops.filter(op_type="Rearrangement").row(0, named=True)
-    assert (update["B"], update["N"], update["backward"]) == (500_000, 6, True)
+    assert (update["B"], update["N"], update["backward"]) == (500_000, 10, True)
 
 
 # --- NeRF pipelines --------------------------------------------------------------------
