@@ -308,7 +308,10 @@ def _block(
             per_op,
             np.zeros((0, 0), np.float64),
         )
-        _schedule_chunk(0, n, dags[p], ops[p], cfg, inst_base, False, result)
+        # int(0) and bool(False), not literals: numba compiles a call with literal
+        # arguments as a specialisation of its own, a second copy of the scheduler.
+        zero, no = int(0), bool(False)  # noqa: RUF046, UP018  (typed int64 and bool)
+        _schedule_chunk(zero, n, dags[p], ops[p], cfg, inst_base, no, result)
     longest = 0.0
     figures = np.empty(len(CONSTRAINED), np.float64)
     for i in range(n):
