@@ -48,7 +48,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from numba import get_num_threads, njit, prange, types
 from numba.core.typing.templates import Signature
-from numba.extending import intrinsic
+from numba.extending import intrinsic, overload
 
 from nerframe.kernels.dag import Dag
 from nerframe.kernels.frames import frame
@@ -148,6 +148,41 @@ def claim(typingctx: Any, counter: types.Type) -> tuple[Signature, Callable[...,
         return builder.atomic_rmw("add", array.data, one, "monotonic")
 
     return types.int64(counter), codegen
+
+
+def private(value: Any) -> Any:
+    """In numba code: `value` with every array in it copied, tuples and named tuples
+    field by field (scalars and None as they are), for one thread's own use.
+
+    A numba function updates the reference count of each array it is passed, an
+    atomic add on the array's one shared cache line; threads that pass the same
+    arrays block by block wait on that line in turn, and the more threads, the
+    longer. On private copies each thread counts on its own lines.
+
+    >>> from numba import njit
+    >>> copy = njit(lambda a: private((a, None, 2)))
+    >>> a = np.arange(3)
+    >>> b, none, two = copy(a)
+    >>> b.tolist(), b is a, np.shares_memory(a, b), none, two
+    ([0, 1, 2], False, False, None, 2)
+    """
+    raise NotImplementedError("private runs in numba code only")
+
+
+@overload(private, strict=False)  # the implementations are lambdas, unannotated
+def _private(value: types.Type) -> Callable[..., Any]:
+    if isinstance(value, types.Array):
+        return lambda value: value.copy()
+    if isinstance(value, types.BaseTuple):
+        # One call per field, rebuilt as the same (named) tuple type.
+        n = len(value)
+        fields = "".join(f"private(value[{i}]), " for i in range(n))
+        built = f"cls({fields})" if isinstance(value, types.BaseNamedTuple) else f"({fields})"
+        scope: dict[str, Any] = {"private": private, "cls": getattr(value, "instance_class", None)}
+        exec(f"def copy(value):\n    return {built}", scope)
+        copy: Callable[..., Any] = scope["copy"]
+        return copy
+    return lambda value: value
 
 
 @njit(cache=True)
@@ -444,9 +479,13 @@ def _blocks(
     threads: int,
 ) -> None:
     for _ in prange(threads):
-        _claim_blocks(start, grid, pre_dag, batch_dag, post_dag, pre_ops, batch_ops,
-                      post_ops, nbytes, batches, pipelined, split, inst_base, constraint,
-                      low, high, ints, floats, ok, longest, claimed)  # fmt: skip
+        # Each thread reads its own copies of the inputs (see `private`); the outputs
+        # are shared, and each block writes its own columns of them.
+        own = private((grid, pre_dag, batch_dag, post_dag, pre_ops, batch_ops, post_ops,
+                       nbytes, inst_base, constraint, low, high))  # fmt: skip
+        _claim_blocks(start, own[0], own[1], own[2], own[3], own[4], own[5], own[6], own[7],
+                      batches, pipelined, split, own[8], own[9], own[10], own[11], ints,
+                      floats, ok, longest, claimed)  # fmt: skip
 
 
 def result_matrices(size: int, n_axes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
