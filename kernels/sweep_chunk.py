@@ -377,16 +377,19 @@ def _block(
             leakage[i],
         )
         ints[0, c] = start + c
-        ints[1, c], ints[2, c], ints[3, c], ints[4, c], ints[5, c] = r[0], r[1], r[2], r[3], r[4]
-        ints[6, c] = r[10]
-        floats[0, c], floats[1, c], floats[2, c], floats[3, c] = r[5], r[6], r[7], r[8]
-        floats[4, c] = r[9]
-        longest = max(longest, r[11])
+        ints[1, c], ints[2, c] = r.pre_cycles, r.makespan_cycles
+        ints[3, c], ints[4, c] = r.interval_cycles, r.post_cycles
+        ints[5, c], ints[6, c] = r.frame_cycles, r.bottleneck
+        floats[0, c], floats[1, c] = r.frame_time_s, r.fps
+        floats[2, c], floats[3, c] = r.energy_per_frame_j, r.avg_power_w
+        floats[4, c] = r.dram_utilization
+        longest = max(longest, r.longest)
         feasible = True
-        if constraint.shape[0]:
-            figures[0], figures[1], figures[2], figures[3] = r[6], r[5], r[7], r[8]
-            figures[4], figures[5], figures[6] = floats[5, c], r[9], floats[6, c]
-            figures[7] = float(r[4])
+        if constraint.shape[0]:  # in the order of CONSTRAINED
+            figures[0], figures[1] = r.fps, r.frame_time_s
+            figures[2], figures[3] = r.energy_per_frame_j, r.avg_power_w
+            figures[4], figures[5], figures[6] = floats[5, c], r.dram_utilization, floats[6, c]
+            figures[7] = float(r.frame_cycles)
             for k in range(constraint.shape[0]):
                 if not meets(figures[constraint[k]], low[k], high[k]):
                     feasible = False
