@@ -83,7 +83,7 @@ def test_one_specialisation_per_kernel_and_a_warm_cache_compiles_nothing(tmp_pat
     used = {name: k for name, k in cold.items() if k["signatures"]}
     # the workload reaches the kernels (an empty report would pass vacuously)
     assert {"costs.cost_rows", "schedule._schedule_chunk", "sweep_chunk._block"} <= set(used)
-    assert {"sweep_chunk._blocks", "sweep_chunk._claim_blocks", "frames.frames"} <= set(used)
+    assert {"sweep_chunk._blocks", "sweep_chunk._own_blocks", "frames.frames"} <= set(used)
     several = {name: k["signatures"] for name, k in used.items() if len(k["signatures"]) > 1}
     assert not several, f"kernels with more than one specialisation: {several}"
     assert sum(int(k["misses"]) for k in used.values()) > 0  # the first child compiled
