@@ -75,7 +75,7 @@ def sweep_kernel(spec: SweepSpec) -> Callable[[], None]:
 def costs(rows: int) -> Callable[[], None]:
     """A function costing an ops table of `rows` rows mixing the neurex graph's ops."""
     ops = nerframe.pipeline("neurex").ops
-    table = pl.concat([ops] * math.ceil(rows / ops.height)).head(rows)
+    table = pl.concat([ops] * math.ceil(rows / ops.height)).head(rows).rechunk()
 
     def run() -> None:
         nerframe.costs(table)
