@@ -15,8 +15,11 @@ access energy (the phases' SRAM bytes times the energy per byte) and leakage
 (`nerframe.kernels.sweep_chunk`) use this one function, so a sweep row and a single
 schedule agree bit for bit.
 
->>> f = frame(0, 100, 40, 0, 0.0, 1e-6, 0.0, 0, 1, 0, 0.0, 4096.0, 0.0, 10, True, 1000.0,
-...           512.0, 512.0, 0.0, 1e3, 0.0, 2.0, 0.5)
+>>> phases = {"makespan": (0, 100, 0), "energy": (0.0, 1e-6, 0.0), "busiest": (0, 1, 0),
+...           "dram_bytes": (0.0, 4096.0, 0.0), "batches": 10, "pipelined": True,
+...           "frequency_mhz": 1000.0}
+>>> f = frame(**phases, interval=40, sram_bytes=(0.0, 1e3, 0.0), dram_bandwidth_gbps=512.0,
+...           derated_gbps=512.0, sram_pj_per_byte=2.0, leakage_w=0.5)
 >>> f.frame_cycles, f.frame_time_s, f.fps  # 100 + 9 * 40 cycles at 1 GHz
 (460, 4.6e-07, 2173913.0434782607)
 >>> round(f.energy_per_frame_j, 12)  # 10 batches x 1 uJ + 10 x 1000 B x 2 pJ + 0.5 W x 460 ns
@@ -25,8 +28,8 @@ schedule agree bit for bit.
 At 64 GB/s, 64 bytes a cycle, the batch's 4,096 bytes take 64 cycles of DRAM: a
 batch starts every 64 cycles, not 40, and the DRAM is the bottleneck.
 
->>> r = frame(0, 100, 40, 0, 0.0, 1e-6, 0.0, 0, 1, 0, 0.0, 4096.0, 0.0, 10, True, 1000.0,
-...           64.0, 64.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+>>> r = frame(**phases, interval=40, sram_bytes=(0.0, 0.0, 0.0), dram_bandwidth_gbps=64.0,
+...           derated_gbps=64.0, sram_pj_per_byte=0.0, leakage_w=0.0)
 >>> r.interval_cycles, r.frame_cycles, r.bottleneck == DRAM, r.dram_utilization
 ... # 100 + 9 * 64 cycles; 10 x 4096 B in 676 x 64 B
 (64, 676, True, 0.9467455621301775)
@@ -71,38 +74,30 @@ class Frame(NamedTuple):
 
 @njit(cache=True, inline="always")
 def frame(
-    pre: int,
-    batch: int,
+    makespan: tuple[int, int, int],
     interval: int,
-    post: int,
-    energy_pre: float,
-    energy_batch: float,
-    energy_post: float,
-    busiest_pre: int,
-    busiest_batch: int,
-    busiest_post: int,
-    bytes_pre: float,
-    bytes_batch: float,
-    bytes_post: float,
+    energy: tuple[float, float, float],
+    busiest: tuple[int, int, int],
+    dram_bytes: tuple[float, float, float],
+    sram_bytes: tuple[float, float, float],
     batches: int,
     pipelined: bool,
     frequency_mhz: float,
     dram_bandwidth_gbps: float,
     derated_gbps: float,
-    sram_pre: float,
-    sram_batch: float,
-    sram_post: float,
     sram_pj_per_byte: float,
     leakage_w: float,
 ) -> Frame:
     """The frame figures of one configuration.
 
-    ``interval`` is the batch phase's busiest module's per-instance cycles;
-    ``bytes_*`` the phases' DRAM bytes; ``dram_bandwidth_gbps`` the peak bandwidth
+    The triples are per phase (pre, batch, post): ``makespan`` (of one batch for
+    the batch phase), ``energy`` (one run), ``busiest`` (module index),
+    ``dram_bytes`` and ``sram_bytes``. ``interval`` is the batch phase's busiest
+    module's per-instance cycles; ``dram_bandwidth_gbps`` the peak bandwidth
     (utilisation is measured against it) and ``derated_gbps`` what real work reaches
     (the peak times the memory efficiency: the batch interval's DRAM floor uses it,
-    as the scheduler's shared-DRAM rule does). ``sram_*`` are the phases' SRAM bytes
-    (read or written, per run of the phase), ``sram_pj_per_byte`` their access
+    as the scheduler's shared-DRAM rule does). SRAM bytes are read or written per
+    run of the phase, ``sram_pj_per_byte`` their access
     energy and ``leakage_w`` the leakage power, drawn for the whole frame time.
 
     Returns a `Frame`, where the interval is the longer of the module's and the DRAM's (above), the
@@ -115,6 +110,11 @@ def frame(
     that exceeds the int64 range where the integer sum would overflow. A phase
     without ops has makespan, interval, energy and bytes 0.
     """
+    pre, batch, post = makespan
+    energy_pre, energy_batch, energy_post = energy
+    busiest_pre, busiest_batch, busiest_post = busiest
+    bytes_pre, bytes_batch, bytes_post = dram_bytes
+    sram_pre, sram_batch, sram_post = sram_bytes
     # A batch's bytes take this many cycles of the DRAM: successive batches of a
     # pipelined stream overlap, so starting them faster would move more than the
     # bandwidth over the stream.
@@ -133,12 +133,12 @@ def frame(
     )
     frame_time = frame_cycles / (frequency_mhz * 1e6)
     # The same sum, term by term, as the energies of the phases that have ops.
-    energy = 0.0 + energy_pre
-    energy = energy + batches * energy_batch
-    energy = energy + energy_post
-    sram_bytes = sram_pre + batches * sram_batch + sram_post
-    energy = energy + sram_bytes * sram_pj_per_byte * 1e-12
-    energy = energy + leakage_w * frame_time
+    joules = 0.0 + energy_pre
+    joules = joules + batches * energy_batch
+    joules = joules + energy_post
+    sram_total = sram_pre + batches * sram_batch + sram_post
+    joules = joules + sram_total * sram_pj_per_byte * 1e-12
+    joules = joules + leakage_w * frame_time
     bottleneck = busiest_stream
     if pre > stream:
         bottleneck = busiest_pre
@@ -148,7 +148,7 @@ def frame(
     power = math.nan
     if frame_time > 0:
         fps = 1 / frame_time
-        power = energy / frame_time
+        power = joules / frame_time
     bytes_per_cycle = dram_bandwidth_gbps * 1e9 / (frequency_mhz * 1e6)
     utilization = 0.0
     if pre > 0:
@@ -167,7 +167,7 @@ def frame(
         frame_cycles=frame_cycles,
         frame_time_s=frame_time,
         fps=fps,
-        energy_per_frame_j=energy,
+        energy_per_frame_j=joules,
         avg_power_w=power,
         dram_utilization=utilization,
         bottleneck=bottleneck,
@@ -204,29 +204,19 @@ def frames(
     longest = 0.0
     for c in range(n):
         f = frame(
-            makespan[0, c],
-            makespan[1, c],
-            interval[c],
-            makespan[2, c],
-            energy[0, c],
-            energy[1, c],
-            energy[2, c],
-            busiest[0, c],
-            busiest[1, c],
-            busiest[2, c],
-            nbytes[0],
-            nbytes[1],
-            nbytes[2],
-            batches,
-            pipelined,
-            frequency_mhz[c],
-            dram_bandwidth_gbps[c],
-            derated_gbps[c],
-            sram_bytes[0],
-            sram_bytes[1],
-            sram_bytes[2],
-            sram_pj_per_byte[c],
-            leakage_w[c],
+            makespan=(makespan[0, c], makespan[1, c], makespan[2, c]),
+            interval=interval[c],
+            energy=(energy[0, c], energy[1, c], energy[2, c]),
+            busiest=(busiest[0, c], busiest[1, c], busiest[2, c]),
+            dram_bytes=(nbytes[0], nbytes[1], nbytes[2]),
+            sram_bytes=(sram_bytes[0], sram_bytes[1], sram_bytes[2]),
+            batches=batches,
+            pipelined=pipelined,
+            frequency_mhz=frequency_mhz[c],
+            dram_bandwidth_gbps=dram_bandwidth_gbps[c],
+            derated_gbps=derated_gbps[c],
+            sram_pj_per_byte=sram_pj_per_byte[c],
+            leakage_w=leakage_w[c],
         )
         ints[0, c], ints[1, c] = f.pre_cycles, f.makespan_cycles
         ints[2, c], ints[3, c] = f.interval_cycles, f.post_cycles
