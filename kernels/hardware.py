@@ -23,6 +23,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+__all__ = ["DTYPES", "Hardware"]
+
 
 class Hardware(NamedTuple):
     """C variants of one accelerator of M modules (see the module docstring)."""
