@@ -11,7 +11,12 @@
   from 0.57 to 0.87), so that ratio is recorded too (``store_share_best``);
 - the local backend against a Dask LocalCluster on the same store sweep (parts
   asserted byte-identical);
-- peak RSS of a 100 M-configuration sweep printing its best rows (asserted < 2 GB).
+- peak RSS of a 100 M-configuration sweep printing its best rows (asserted < 2 GB);
+- the fused kernel on 1 and on 2 threads in the same run (`thread_scaling.py`, rounds
+  interleaved): the speedup is asserted >= 1.8x on a machine with 2 cores to spare
+  (``cpu_efficiency``, 1-thread over 2-thread CPU seconds, says whether threads
+  contend where the cores are shared). ``python benchmarks/thread_scaling.py
+  --threads 1,2,4,8,16`` measures more counts.
 
 The target of 5 M configurations/s in memory for neurex on 2 cores is
 asserted. The sweep spends most of its time in the fused chunk kernel
@@ -42,6 +47,7 @@ from nerframe.sweeps.evaluate import Evaluator, Task
 from nerframe.sweeps.spec import sweep_spec
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # thread_scaling
 
 CONFIGS = 1_000_000
 GRID = {
@@ -52,6 +58,7 @@ GRID = {
 MIN_STORE_SHARE = 0.6
 TARGET_PER_S = 5e6
 MAX_RSS_MB = 2048
+MIN_SPEEDUP_2 = 1.8
 
 
 def _traced(folder: Path) -> nerframe.Graph:
@@ -177,3 +184,27 @@ def test_peak_rss_of_a_100m_sweep(benchmark, measure) -> None:
         configurations=100_000_000, peak_rss_mb=peak_mb, per_s=round(1e8 / seconds)
     )
     assert peak_mb < MAX_RSS_MB
+
+
+@pytest.mark.quick
+def test_sweep_kernel_on_two_threads(benchmark, measure, target) -> None:
+    import numba
+    import thread_scaling
+
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("optional: numba has fewer than 2 threads here")
+    spec = thread_scaling.neurex_spec(2_000_000, 1_000_000)
+    kernel = thread_scaling.sweep_kernel(spec)
+    times = thread_scaling.measure({"kernel": kernel}, [1, 2], repeats=7)["kernel"]
+    numba.set_num_threads(2)
+    measure(kernel)  # the 2-thread run as the benchmark's own timing
+    pairs = list(zip(times[1], times[2], strict=True))
+    speedup = statistics.median(one[0] / two[0] for one, two in pairs)
+    efficiency = statistics.median(one[1] / two[1] for one, two in pairs)
+    benchmark.extra_info.update(
+        configurations=spec.configurations,
+        speedup_2_threads=round(speedup, 2),
+        cpu_efficiency=round(efficiency, 2),
+        load_average=round(os.getloadavg()[0], 2),
+    )
+    target(speedup >= MIN_SPEEDUP_2, f"2 threads ran {speedup:.2f}x 1 thread (target 1.8x)")

@@ -38,7 +38,7 @@ from numba import get_num_threads, njit, prange
 
 from nerframe.kernels.dag import Dag, check_dag, dag
 from nerframe.kernels.schedule_inputs import ConfigArrays, OpArrays, checked_inputs
-from nerframe.kernels.systolic import NONE, op_cycles
+from nerframe.kernels.systolic import NONE, tiled_gemm_cycles
 
 __all__ = ["ConfigArrays", "Dag", "OpArrays", "ScheduleResult", "dag", "schedule_configs"]
 
@@ -107,6 +107,14 @@ def _l2_floors(l2_cycles: np.ndarray | None, n: int) -> np.ndarray:
     return l2_cycles
 
 
+@njit(cache=True)
+def _whole_gemms(gemm_tiles: np.ndarray | None, n: int) -> np.ndarray:
+    # GEMMs built without tiles (None) run whole: tile 0.
+    if gemm_tiles is None:
+        return np.zeros(n, np.int64)
+    return gemm_tiles
+
+
 # ----------------------------------------------------------------------- scheduler
 
 
@@ -171,7 +179,8 @@ def _schedule_chunk(
     busy = np.empty(n_modules, np.int64)
     # Array cycles of each op and the (k, rows, cols, dataflow) they were computed
     # for: consecutive configurations of a sweep mostly share them.
-    gemm_ptr, gemms, gemm_tiles = ops.gemm_ptr, ops.gemms, ops.gemm_tiles
+    gemm_ptr, gemms = ops.gemm_ptr, ops.gemms
+    gemm_tiles = _whole_gemms(ops.gemm_tiles, gemms.shape[0])
     array_rows, array_cols, dataflow = cfg.array_rows, cfg.array_cols, cfg.dataflow
     array_cycles = np.zeros(n, np.int64)
     array_key = np.full((n, 4), -1, np.int64)
@@ -213,8 +222,15 @@ def _schedule_chunk(
                 ):
                     array_key[op, 0], array_key[op, 1] = k, rows
                     array_key[op, 2], array_key[op, 3] = cols, df
-                    lo, hi = gemm_ptr[op], gemm_ptr[op + 1]
-                    array_cycles[op] = op_cycles(gemms, lo, hi, rows, cols, df, k, gemm_tiles)
+                    # op_cycles, with the loop here: a call taking `gemms` would
+                    # update its reference count (an atomic add on a cache line
+                    # every thread of a sweep shares) once per configuration.
+                    cycles = 0
+                    for g in range(gemm_ptr[op], gemm_ptr[op + 1]):
+                        m_all, inner, outer = gemms[g, 0], gemms[g, 1], gemms[g, 2]
+                        tile = gemm_tiles[g]
+                        cycles += tiled_gemm_cycles(m_all, inner, outer, tile, rows, cols, df, k)
+                    array_cycles[op] = cycles
                 # Throughput below the array's 2·rows·cols peak (an efficiency, a
                 # throughput axis) stretches its cycles in proportion.
                 peak = 2.0 * rows * cols

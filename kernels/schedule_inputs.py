@@ -396,7 +396,9 @@ def _first_long_array_op(
             if df == NONE or gemm_ptr[op + 1] == gemm_ptr[op]:
                 continue
             rows, cols = cfg.array_rows[c, m], cfg.array_cols[c, m]
-            cycles = op_cycles(gemms, gemm_ptr[op], gemm_ptr[op + 1], rows, cols, df, 1, tiles)
+            # int(1), not 1: a literal argument would compile a second op_cycles.
+            k = int(1)  # noqa: RUF046, UP018  (typed int64, not Literal[int](1))
+            cycles = op_cycles(gemms, gemm_ptr[op], gemm_ptr[op + 1], rows, cols, df, k, tiles)
             worst = (
                 cfg.latency[c, m]
                 + cycles * (2.0 * rows * cols / cfg.throughput[c, m])

@@ -18,11 +18,18 @@ every configuration of the grid is schedulable.
 >>> import numpy as np
 >>> from nerframe.kernels.dag import dag
 >>> from nerframe.kernels.schedule_inputs import OpArrays
->>> one, one_int = np.ones(1), np.ones(1, np.int64)
->>> grid = Grid(np.array([1]), one * 10, np.array([2]), one * 1000, one, one * np.nan,
-...             one, np.array([True]), False, 1000.0, 100.0, 0.0, 1.0, 0.0,
-...             np.array([2]), np.array([COUNT]), np.array([0]),
-...             np.array([[1, 2]]), np.zeros((1, 2)), one_int, one_int, one_int * 0)
+>>> from nerframe.kernels.hardware import DTYPES, Hardware
+>>> base = {"module_count": 1, "module_throughput": 10.0, "module_latency": 2,
+...         "module_power_uw": 1000.0, "module_area_um2": 1.0, "frequency_mhz": 1000.0,
+...         "dram_bandwidth_gbps": 100.0, "module_power_reference_mhz": np.nan,
+...         "module_efficiency": 1.0, "memory_efficiency": 1.0, "module_counts_flops": True,
+...         "module_array_rows": 1, "module_array_cols": 1}  # the other fields 0
+>>> hardware = Hardware(**{name: np.full((1, 1) if name.startswith("module_") else 1,
+...                                      base.get(name, 0), dtype)
+...                        for name, dtype in DTYPES.items()})
+>>> grid = Grid(hardware=hardware, one_kernel=False, size=np.array([2]),
+...             field=np.array([COUNT]), module=np.array([0]), ints=np.array([[1, 2]]),
+...             floats=np.zeros((1, 2)))
 >>> chain = (dag(0, [], []), dag(2, [0], [1]), dag(0, [], []))
 >>> no_gemms = np.zeros((0, 3), np.int64)
 >>> ops = (OpArrays(np.zeros(0, np.int64), np.zeros(0), np.zeros(0), np.zeros(1, np.int64),
@@ -47,11 +54,13 @@ from typing import Any, NamedTuple
 
 import numpy as np
 from numba import get_num_threads, njit, prange, types
+from numba.core.imputils import impl_ret_borrowed
 from numba.core.typing.templates import Signature
-from numba.extending import intrinsic
+from numba.extending import intrinsic, overload
 
 from nerframe.kernels.dag import Dag
 from nerframe.kernels.frames import frame
+from nerframe.kernels.hardware import Hardware
 from nerframe.kernels.schedule import ScheduleResult, _schedule_chunk
 from nerframe.kernels.schedule_inputs import ConfigArrays, OpArrays
 from nerframe.kernels.sweep import meets
@@ -102,30 +111,13 @@ class Grid(NamedTuple):
     module ``module[a]`` (ignored for accelerator fields).
     """
 
-    counts: np.ndarray  # int64[M]: instances of each module
-    throughput: np.ndarray  # float64[M]: peak work units per cycle per instance
-    latency: np.ndarray  # int64[M]
-    power_uw: np.ndarray  # float64[M]: at power_reference_mhz
-    area_um2: np.ndarray  # float64[M]
-    power_reference_mhz: np.ndarray  # float64[M]: NaN where power ignores the clock
-    efficiency: np.ndarray  # float64[M]
-    counts_flops: np.ndarray  # bool[M]
+    hardware: Hardware  # the base accelerator (C = 1)
     one_kernel: bool  # a GPU: its peak is its fastest FLOP module's, not the sum
-    frequency_mhz: float
-    dram_bandwidth_gbps: float
-    dram_pj_per_byte: float
-    memory_efficiency: float
-    sram_area_um2: float
     size: np.ndarray  # int64[A]
     field: np.ndarray  # int64[A]
     module: np.ndarray  # int64[A]
     ints: np.ndarray  # int64[A, max size]
     floats: np.ndarray  # float64[A, max size]
-    array_rows: np.ndarray  # int64[M]: systolic array shape (1 where none)
-    array_cols: np.ndarray  # int64[M]
-    dataflow: np.ndarray  # int64[M]: `nerframe.kernels.systolic` code, 0 = not an array
-    sram_pj_per_byte: float = 0.0
-    leakage_uw_per_mm2: float = 0.0
 
 
 @intrinsic
@@ -148,6 +140,59 @@ def claim(typingctx: Any, counter: types.Type) -> tuple[Signature, Callable[...,
         return builder.atomic_rmw("add", array.data, one, "monotonic")
 
     return types.int64(counter), codegen
+
+
+def private(value: Any) -> Any:
+    """In numba code: `value` with every array in it copied, tuples and named tuples
+    field by field (scalars and None as they are), for one thread's own use.
+
+    A numba function updates the reference count of each array it is passed, an
+    atomic add on the array's one shared cache line; threads that pass the same
+    arrays block by block wait on that line in turn, and the more threads, the
+    longer. On private copies each thread counts on its own lines.
+
+    >>> from numba import njit
+    >>> copy = njit(lambda a: private((a, None, 2)))
+    >>> a = np.arange(3)
+    >>> b, none, two = copy(a)
+    >>> b.tolist(), b is a, np.shares_memory(a, b), none, two
+    ([0, 1, 2], False, False, None, 2)
+    >>> a.setflags(write=False)  # a read-only array's copy is read-only too
+    >>> copy(a)[0].flags.writeable
+    False
+    """
+    raise NotImplementedError("private runs in numba code only")
+
+
+@intrinsic
+def _read_only(typingctx: Any, array: types.Type) -> tuple[Signature, Callable[..., Any]] | None:
+    # The same array typed read-only (numba's copy() is writable): a copy keeps the
+    # type of what it copies, so the kernels it is passed to compile once.
+    if not isinstance(array, types.Array):
+        return None
+
+    def codegen(context: Any, builder: Any, signature: Signature, args: Any) -> Any:
+        return impl_ret_borrowed(context, builder, signature.return_type, args[0])  # type: ignore[no-untyped-call]
+
+    return array.copy(readonly=True)(array), codegen
+
+
+@overload(private, strict=False)  # the implementations are lambdas, unannotated
+def _private(value: types.Type) -> Callable[..., Any]:
+    if isinstance(value, types.Array):
+        if not value.mutable:
+            return lambda value: _read_only(value.copy())  # type: ignore[call-arg]
+        return lambda value: value.copy()
+    if isinstance(value, types.BaseTuple):
+        # One call per field, rebuilt as the same (named) tuple type.
+        n = len(value)
+        fields = "".join(f"private(value[{i}]), " for i in range(n))
+        built = f"cls({fields})" if isinstance(value, types.BaseNamedTuple) else f"({fields})"
+        scope: dict[str, Any] = {"private": private, "cls": getattr(value, "instance_class", None)}
+        exec(f"def copy(value):\n    return {built}", scope)
+        copy: Callable[..., Any] = scope["copy"]
+        return copy
+    return lambda value: value
 
 
 @njit(cache=True)
@@ -179,7 +224,8 @@ def _block(
     dags = (pre_dag, batch_dag, post_dag)
     ops = (pre_ops, batch_ops, post_ops)
     n = end - begin
-    n_modules = grid.counts.shape[0]
+    hw = grid.hardware  # the base configuration: row 0
+    n_modules = hw.module_count.shape[1]
     n_axes = grid.size.shape[0]
     count = np.empty((n, n_modules), np.int64)
     instances = np.empty((n, n_modules), np.int64)
@@ -206,15 +252,15 @@ def _block(
     for i in range(n):
         c = begin + i
         for m in range(n_modules):
-            count[i, m] = grid.counts[m]
-            latency[i, m] = grid.latency[m]
-            raw_throughput[m] = grid.throughput[m]
-            power[i, m] = grid.power_uw[m]
-            area[m] = grid.area_um2[m]
-            array_rows[i, m] = grid.array_rows[m]
-            array_cols[i, m] = grid.array_cols[m]
-            dataflow[i, m] = grid.dataflow[m]
-        f, bw, e = grid.frequency_mhz, grid.dram_bandwidth_gbps, grid.dram_pj_per_byte
+            count[i, m] = hw.module_count[0, m]
+            latency[i, m] = hw.module_latency[0, m]
+            raw_throughput[m] = hw.module_throughput[0, m]
+            power[i, m] = hw.module_power_uw[0, m]
+            area[m] = hw.module_area_um2[0, m]
+            array_rows[i, m] = hw.module_array_rows[0, m]
+            array_cols[i, m] = hw.module_array_cols[0, m]
+            dataflow[i, m] = hw.module_dataflow[0, m]
+        f, bw, e = hw.frequency_mhz[0], hw.dram_bandwidth_gbps[0], hw.dram_pj_per_byte[0]
         for a in range(n_axes):
             code, m, j = grid.field[a], grid.module[a], coord[a]
             if code == FREQUENCY:
@@ -250,10 +296,10 @@ def _block(
         flops_per_cycle = 0.0
         for m in range(n_modules):
             instances[i, m] = count[i, m] if split else 1
-            throughput[i, m] = raw_throughput[m] * grid.efficiency[m]
+            throughput[i, m] = raw_throughput[m] * hw.module_efficiency[0, m]
             # Power scales with the clock where it was measured at one (a NaN
             # reference, whose ratio is NaN, means it does not).
-            reference = grid.power_reference_mhz[m]
+            reference = hw.module_power_reference_mhz[0, m]
             if not math.isnan(reference):
                 scale = f / reference
                 power[i, m] = power[i, m] * (1.0 if math.isnan(scale) else scale)
@@ -261,17 +307,18 @@ def _block(
             part = area[m] * count[i, m]
             if not math.isnan(part):
                 known_area += part
-            if grid.counts_flops[m]:
+            if hw.module_counts_flops[0, m]:
                 rate = raw_throughput[m] * count[i, m]
                 flops_per_cycle = (
                     max(flops_per_cycle, rate) if grid.one_kernel else flops_per_cycle + rate
                 )
         frequency[i] = f
         raw_bandwidth[i] = bw
-        bandwidth[i] = bw * grid.memory_efficiency
+        bandwidth[i] = bw * hw.memory_efficiency[0]
         pj[i] = e
-        leakage[i] = (known_area + grid.sram_area_um2) / 1e6 * grid.leakage_uw_per_mm2 * 1e-6
-        floats[5, c] = (module_area + grid.sram_area_um2) / 1e6
+        sram_area = hw.sram_area_um2[0]
+        leakage[i] = (known_area + sram_area) / 1e6 * hw.leakage_uw_per_mm2[0] * 1e-6
+        floats[5, c] = (module_area + sram_area) / 1e6
         # no FLOP-rated module: no FLOP peak (null, as the accelerators table has it)
         floats[6, c] = flops_per_cycle * f * 1e6 / 1e12 if flops_per_cycle > 0 else math.nan
     cfg = ConfigArrays(
@@ -309,47 +356,43 @@ def _block(
             per_op,
             np.zeros((0, 0), np.float64),
         )
-        _schedule_chunk(0, n, dags[p], ops[p], cfg, inst_base, False, result)
+        # int(0) and bool(False), not literals: numba compiles a call with literal
+        # arguments as a specialisation of its own, a second copy of the scheduler.
+        zero, no = int(0), bool(False)  # noqa: RUF046, UP018  (typed int64 and bool)
+        _schedule_chunk(zero, n, dags[p], ops[p], cfg, inst_base, no, result)
     longest = 0.0
     figures = np.empty(len(CONSTRAINED), np.float64)
     for i in range(n):
         c = begin + i
         r = frame(
-            makespan[0, i],
-            makespan[1, i],
-            interval[1, i],
-            makespan[2, i],
-            energy[0, i],
-            energy[1, i],
-            energy[2, i],
-            busiest[0, i],
-            busiest[1, i],
-            busiest[2, i],
-            nbytes[0, 0],
-            nbytes[0, 1],
-            nbytes[0, 2],
-            batches,
-            pipelined,
-            frequency[i],
-            raw_bandwidth[i],
-            bandwidth[i],
-            nbytes[1, 0],
-            nbytes[1, 1],
-            nbytes[1, 2],
-            grid.sram_pj_per_byte,
-            leakage[i],
+            makespan=(makespan[0, i], makespan[1, i], makespan[2, i]),
+            interval=interval[1, i],
+            energy=(energy[0, i], energy[1, i], energy[2, i]),
+            busiest=(busiest[0, i], busiest[1, i], busiest[2, i]),
+            dram_bytes=(nbytes[0, 0], nbytes[0, 1], nbytes[0, 2]),
+            sram_bytes=(nbytes[1, 0], nbytes[1, 1], nbytes[1, 2]),
+            batches=batches,
+            pipelined=pipelined,
+            frequency_mhz=frequency[i],
+            dram_bandwidth_gbps=raw_bandwidth[i],
+            derated_gbps=bandwidth[i],
+            sram_pj_per_byte=hw.sram_pj_per_byte[0],
+            leakage_w=leakage[i],
         )
         ints[0, c] = start + c
-        ints[1, c], ints[2, c], ints[3, c], ints[4, c], ints[5, c] = r[0], r[1], r[2], r[3], r[4]
-        ints[6, c] = r[10]
-        floats[0, c], floats[1, c], floats[2, c], floats[3, c] = r[5], r[6], r[7], r[8]
-        floats[4, c] = r[9]
-        longest = max(longest, r[11])
+        ints[1, c], ints[2, c] = r.pre_cycles, r.makespan_cycles
+        ints[3, c], ints[4, c] = r.interval_cycles, r.post_cycles
+        ints[5, c], ints[6, c] = r.frame_cycles, r.bottleneck
+        floats[0, c], floats[1, c] = r.frame_time_s, r.fps
+        floats[2, c], floats[3, c] = r.energy_per_frame_j, r.avg_power_w
+        floats[4, c] = r.dram_utilization
+        longest = max(longest, r.longest)
         feasible = True
-        if constraint.shape[0]:
-            figures[0], figures[1], figures[2], figures[3] = r[6], r[5], r[7], r[8]
-            figures[4], figures[5], figures[6] = floats[5, c], r[9], floats[6, c]
-            figures[7] = float(r[4])
+        if constraint.shape[0]:  # in the order of CONSTRAINED
+            figures[0], figures[1] = r.fps, r.frame_time_s
+            figures[2], figures[3] = r.energy_per_frame_j, r.avg_power_w
+            figures[4], figures[5], figures[6] = floats[5, c], r.dram_utilization, floats[6, c]
+            figures[7] = float(r.frame_cycles)
             for k in range(constraint.shape[0]):
                 if not meets(figures[constraint[k]], low[k], high[k]):
                     feasible = False
@@ -419,7 +462,13 @@ def _claim_blocks(
 @njit(cache=True, parallel=True)
 def _blocks(
     start: int,
-    grid: Grid,
+    hardware: Hardware,
+    one_kernel: bool,
+    size: np.ndarray,
+    field: np.ndarray,
+    module: np.ndarray,
+    axis_ints: np.ndarray,
+    axis_floats: np.ndarray,
     pre_dag: Dag,
     batch_dag: Dag,
     post_dag: Dag,
@@ -441,10 +490,56 @@ def _blocks(
     claimed: np.ndarray,
     threads: int,
 ) -> None:
+    # The grid comes field by field (`_own_blocks`' arguments): a record inside a
+    # record cannot enter a parallel loop.
     for _ in prange(threads):
-        _claim_blocks(start, grid, pre_dag, batch_dag, post_dag, pre_ops, batch_ops,
-                      post_ops, nbytes, batches, pipelined, split, inst_base, constraint,
-                      low, high, ints, floats, ok, longest, claimed)  # fmt: skip
+        _own_blocks(start, hardware, one_kernel, size, field, module, axis_ints, axis_floats,
+                    pre_dag, batch_dag, post_dag, pre_ops, batch_ops, post_ops, nbytes,
+                    batches, pipelined, split, inst_base, constraint, low, high, ints, floats,
+                    ok, longest, claimed)  # fmt: skip
+
+
+@njit(cache=True, nogil=True)
+def _own_blocks(
+    start: int,
+    hardware: Hardware,
+    one_kernel: bool,
+    size: np.ndarray,
+    field: np.ndarray,
+    module: np.ndarray,
+    axis_ints: np.ndarray,
+    axis_floats: np.ndarray,
+    pre_dag: Dag,
+    batch_dag: Dag,
+    post_dag: Dag,
+    pre_ops: OpArrays,
+    batch_ops: OpArrays,
+    post_ops: OpArrays,
+    nbytes: np.ndarray,
+    batches: int,
+    pipelined: bool,
+    split: bool,
+    inst_base: np.ndarray,
+    constraint: np.ndarray,
+    low: np.ndarray,
+    high: np.ndarray,
+    ints: np.ndarray,
+    floats: np.ndarray,
+    ok: np.ndarray,
+    longest: np.ndarray,
+    claimed: np.ndarray,
+) -> None:
+    # One thread's blocks, on its own copies of the inputs (see `private`); the
+    # outputs are shared, and each block writes its own columns of them.
+    own = private((hardware, size, field, module, axis_ints, axis_floats))
+    grid = Grid(hardware=own[0], one_kernel=one_kernel, size=own[1], field=own[2],
+                module=own[3], ints=own[4], floats=own[5])  # fmt: skip
+    dags = private((pre_dag, batch_dag, post_dag))
+    ops = private((pre_ops, batch_ops, post_ops))
+    inputs = private((nbytes, inst_base, constraint, low, high))
+    _claim_blocks(start, grid, dags[0], dags[1], dags[2], ops[0], ops[1], ops[2], inputs[0],
+                  batches, pipelined, split, inputs[1], inputs[2], inputs[3], inputs[4], ints,
+                  floats, ok, longest, claimed)  # fmt: skip
 
 
 def result_matrices(size: int, n_axes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -498,7 +593,7 @@ def evaluate_chunk(
     if longest.size == 1:  # one block: waking the thread pool would cost more
         return float(_block(0, size, start, grid, *dags, *ops, nbytes, batches, pipelined,
                             split, inst_base, constraint, low, high, ints, floats, ok))  # fmt: skip
-    args = (start, grid, *dags, *ops, nbytes, batches, pipelined, split, inst_base,
+    args = (start, *grid, *dags, *ops, nbytes, batches, pipelined, split, inst_base,
             constraint, low, high, ints, floats, ok, longest, np.zeros(1, np.int64))  # fmt: skip
     if helper is None:
         _blocks(*args, get_num_threads())
@@ -524,7 +619,7 @@ class _Join:
             args, self._busy = self._args, self._args is not None
         if args is None:
             return
-        _claim_blocks(*args)
+        _own_blocks(*args)
         with self._working:
             self._busy = False
             self._working.notify()

@@ -64,6 +64,7 @@ __all__ = [
     "op_cycles",
     "sample_tile",
     "sram_accesses",
+    "tiled_gemm_cycles",
     "tiled_traffic",
 ]
 
@@ -90,6 +91,27 @@ def gemm_cycles(m: int, k: int, n: int, rows: int, cols: int, dataflow: int) -> 
     return folds * (preload + rows - 1 + cols - 1 + temporal)
 
 
+@njit(cache=True, inline="always")
+def tiled_gemm_cycles(
+    m: int, k: int, n: int, tile: int, rows: int, cols: int, dataflow: int, arrays: int
+) -> int:
+    """Cycles of one M x K x N GEMM split over `arrays` arrays by its M rows, run as
+    tiles of `tile` samples one after another (the arrays sharing each tile);
+    `tile` <= 0: M whole. Scalars only, so that the scheduler kernel's loop over
+    an op's GEMMs passes no array to a call (see `op_cycles`).
+
+    >>> tiled_gemm_cycles(10, 8, 8, 4, 8, 8, WS, 1)  # (22 + 4) * 2 + 22 + 2
+    76
+    """
+    tile = m if tile <= 0 else min(tile, m)
+    full = m // tile
+    rest = m - full * tile
+    total = full * gemm_cycles((tile + arrays - 1) // arrays, k, n, rows, cols, dataflow)
+    if rest:
+        total += gemm_cycles((rest + arrays - 1) // arrays, k, n, rows, cols, dataflow)
+    return total
+
+
 @njit(cache=True)
 def op_cycles(
     gemms: np.ndarray,
@@ -113,13 +135,9 @@ def op_cycles(
     """
     total = 0
     for g in range(lo, hi):
-        m_all, inner, outer = gemms[g, 0], gemms[g, 1], gemms[g, 2]
-        tile = m_all if tiles is None or tiles[g] <= 0 else min(tiles[g], m_all)
-        full = m_all // tile
-        rest = m_all - full * tile
-        total += full * gemm_cycles((tile + k - 1) // k, inner, outer, rows, cols, dataflow)
-        if rest:
-            total += gemm_cycles((rest + k - 1) // k, inner, outer, rows, cols, dataflow)
+        tile = 0 if tiles is None else tiles[g]
+        m, inner, outer = gemms[g, 0], gemms[g, 1], gemms[g, 2]
+        total += tiled_gemm_cycles(m, inner, outer, tile, rows, cols, dataflow, k)
     return total
 
 

@@ -78,21 +78,45 @@ def kernel_inputs(
             if value is None:
                 value = np.full(n, name != "backward")
             bitmap, offset = value if isinstance(value, tuple) else _bitmap(value)
-            fields[key], fields[f"{key}_offset"] = bitmap, offset
+            fields[key], fields[f"{key}_offset"] = _frozen(bitmap, np.uint8), int(offset)
         elif name == "skip_connections":
             offsets, values = value or (np.zeros(n + 1, np.int64), np.zeros(0, np.int32))
-            fields["skip_offsets"] = np.asarray(offsets, np.int64)
-            fields["skip_values"] = np.asarray(values, np.int32)
+            fields["skip_offsets"] = _frozen(offsets, np.int64)
+            fields["skip_values"] = _frozen(values, np.int32)
         elif value is None:
-            fields[key] = np.full(n, 16 if name == "bitwidth" else 0, _DTYPES[name])
+            fields[key] = _frozen(np.full(n, 16 if name == "bitwidth" else 0), _DTYPES[name])
         else:
-            fields[key] = np.asarray(value, _DTYPES[name])
+            fields[key] = _frozen(value, _DTYPES[name])
     width = (n + 7) // 8
     masks = np.full((len(PARAMETERS), width), 0xFF, np.uint8)
     for row, p in enumerate(PARAMETERS):
         if present and p.name in present:
             masks[row] = present[p.name][:width]
-    return CostInputs(**fields, present=masks, pixelwise=_PIXELWISE, is_pixelwise=_IS_PIXELWISE)
+    return CostInputs(
+        **fields,
+        present=_frozen(masks, np.uint8),
+        pixelwise=_PIXELWISE,
+        is_pixelwise=_IS_PIXELWISE,
+    )
+
+
+def _frozen(values: Any, dtype: np.typing.DTypeLike) -> np.ndarray:
+    """`values` as a read-only, C-contiguous array of `dtype` (a view where it already
+    is one, never the caller's array itself).
+
+    numba compiles one specialisation per (dtype, layout, read-only) combination of
+    its arguments: Arrow views are read-only, fill arrays for absent columns are
+    not, so without this every pattern of absent columns compiled its own copy of
+    the kernel (seconds each).
+
+    >>> a = np.arange(3)
+    >>> f = _frozen(a, np.int32)
+    >>> f.dtype, f.flags.writeable, f.flags.c_contiguous, a.flags.writeable
+    (dtype('int32'), False, True, True)
+    """
+    array = np.ascontiguousarray(values, dtype).view()
+    array.setflags(write=False)
+    return array
 
 
 class InvalidRowsError(ValueError):

@@ -57,6 +57,7 @@ from nerframe.hardware import accelerator
 from nerframe.kernels.dag import Dag, dag
 from nerframe.kernels.faults import KernelInputError
 from nerframe.kernels.frames import DRAM, FLOAT_FIGURES, frames
+from nerframe.kernels.hardware import DTYPES, Hardware
 from nerframe.kernels.schedule import ConfigArrays, OpArrays, ScheduleResult, schedule_configs
 from nerframe.kernels.systolic import mlp_gemms, op_traffic
 from nerframe.mapping import gathered_bytes, l2_bytes, map_operators, table_read_bytes, work
@@ -94,14 +95,13 @@ class Schedule:
         )
 
 
-@dataclass(frozen=True)
-class Configurations:
-    """C variants of one accelerator, as the scheduler kernel takes them.
-
-    Module arrays have shape (C, M) in the accelerator's module order; the
-    others shape (C,). `Configurations.of(accel)` is the accelerator itself (C = 1).
-    ``module_power_reference_mhz`` is NaN for a module whose power does not
-    depend on the clock, else the clock its ``power_uw`` was measured at.
+# mypy sees nerframe.kernels (mapped from kernels/ by package-dir) as Any.
+class Configurations(Hardware):  # type: ignore[misc]
+    """C variants of one accelerator: the kernels' `Hardware` record (module arrays
+    of shape (C, M) in the accelerator's module order, the others (C,)), with the
+    figures derived from it. `Configurations.of(accel)` is the accelerator itself
+    (C = 1). ``module_power_reference_mhz`` is NaN for a module whose power does
+    not depend on the clock, else the clock its ``power_uw`` was measured at.
 
     >>> import nerframe
     >>> c = Configurations.of(nerframe.accelerator("icarus"))
@@ -110,24 +110,7 @@ class Configurations:
     (223886.6, 111943.3)
     """
 
-    module_count: np.ndarray
-    module_throughput: np.ndarray
-    module_latency: np.ndarray
-    module_power_uw: np.ndarray
-    module_area_um2: np.ndarray
-    frequency_mhz: np.ndarray
-    dram_bandwidth_gbps: np.ndarray
-    dram_pj_per_byte: np.ndarray
-    module_power_reference_mhz: np.ndarray
-    module_efficiency: np.ndarray
-    memory_efficiency: np.ndarray
-    module_counts_flops: np.ndarray
-    module_array_rows: np.ndarray
-    module_array_cols: np.ndarray
-    module_dataflow: np.ndarray
-    sram_pj_per_byte: np.ndarray
-    leakage_uw_per_mm2: np.ndarray
-    sram_area_um2: np.ndarray
+    __slots__ = ()
 
     @classmethod
     def of(cls, accel: Accelerator) -> Configurations:
@@ -142,7 +125,7 @@ class Configurations:
                         field,
                     )
         reference = [m.power_reference_mhz for m in modules]
-        return cls(
+        fields = dict(
             module_count=np.array([[m.count for m in modules]], np.int64),
             module_throughput=np.array([[m.throughput_ops_per_cycle for m in modules]]),
             module_latency=np.array([[m.latency_cycles for m in modules]], np.int64),
@@ -163,6 +146,8 @@ class Configurations:
             leakage_uw_per_mm2=np.array([accel.leakage_density_uw_per_mm2]),
             sram_area_um2=np.array([accel.sram_area_um2]),
         )
+        # One dtype per field whatever the accelerator gives (an int clock, say).
+        return cls(**{name: np.asarray(v, DTYPES[name]) for name, v in fields.items()})
 
     @property
     def bytes_per_cycle(self) -> np.ndarray:
@@ -179,7 +164,7 @@ class Configurations:
     def power_uw(self) -> np.ndarray:
         """Module power at each configuration's clock: dynamic power scales with it."""
         scale = self.frequency_mhz[:, None] / self.module_power_reference_mhz
-        return self.module_power_uw * np.where(np.isnan(scale), 1.0, scale)
+        return np.asarray(self.module_power_uw * np.where(np.isnan(scale), 1.0, scale))
 
     @property
     def leakage_w(self) -> np.ndarray:

@@ -295,13 +295,25 @@ def test_module_term_and_breakdown_totals_by_hand() -> None:
 
 
 def test_frame_kernel_and_scalar_oracle_agree_on_sram_and_leakage() -> None:
-    args = (0, 100, 40, 0, 0.0, 1e-6, 0.0, 0, 1, 0, 0.0, 4096.0, 0.0, 10, True, 1000.0, 512.0)
-    extra = (512.0, 0.0, 1e3, 0.0, 2.0, 0.5)  # derated bandwidth, SRAM, leakage
-    out = frame(*args, *extra)
-    expected = ref.frame_energy((0.0, 1e-6, 0.0), (0.0, 1e3, 0.0), 10, out[5], 2.0, 0.5)
-    assert out[7] == expected  # same terms, same order: bit for bit
+    out = frame(
+        makespan=(0, 100, 0),
+        interval=40,
+        energy=(0.0, 1e-6, 0.0),
+        busiest=(0, 1, 0),
+        dram_bytes=(0.0, 4096.0, 0.0),
+        sram_bytes=(0.0, 1e3, 0.0),
+        batches=10,
+        pipelined=True,
+        frequency_mhz=1000.0,
+        dram_bandwidth_gbps=512.0,
+        derated_gbps=512.0,
+        sram_pj_per_byte=2.0,
+        leakage_w=0.5,
+    )
+    expected = ref.frame_energy((0.0, 1e-6, 0.0), (0.0, 1e3, 0.0), 10, out.frame_time_s, 2.0, 0.5)
+    assert out.energy_per_frame_j == expected  # same terms, same order: bit for bit
     # by hand: 10 uJ + 10 x 1000 B x 2 pJ + 0.5 W x 460 ns
-    assert out[7] == pytest.approx(1e-5 + 2e-8 + 0.5 * 460e-9, rel=1e-12)
+    assert out.energy_per_frame_j == pytest.approx(1e-5 + 2e-8 + 0.5 * 460e-9, rel=1e-12)
 
 
 def test_hardware_command_shows_the_breakdown(capsys: pytest.CaptureFixture[str]) -> None:

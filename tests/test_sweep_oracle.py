@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from nerframe.kernels.dag import dag
+from nerframe.kernels.hardware import DTYPES, Hardware
 from nerframe.kernels.reference_schedule import Config, Graph, OneSchedule, schedule_one
 from nerframe.kernels.reference_sweep import (
     DRAM,
@@ -141,31 +142,34 @@ def _kernel_inputs(case: dict) -> tuple:
         target = ints if axis.name in INTEGER_FIELDS else floats
         target[a, : len(axis.values)] = axis.values
     m = len(base.counts)
+    row = {  # one configuration: module fields (1, M), the others (1,)
+        "module_count": [base.counts],
+        "module_throughput": [base.throughput],
+        "module_latency": [base.latency],
+        "module_power_uw": [base.power_uw],
+        "module_area_um2": [base.area_um2],
+        "frequency_mhz": [base.frequency_mhz],
+        "dram_bandwidth_gbps": [base.dram_bandwidth_gbps],
+        "dram_pj_per_byte": [base.dram_pj_per_byte],
+        "module_power_reference_mhz": [base.power_reference_mhz],
+        "module_efficiency": [base.efficiency],
+        "memory_efficiency": [base.memory_efficiency],
+        "module_counts_flops": [base.counts_flops],
+        "module_array_rows": [[1] * m],
+        "module_array_cols": [[1] * m],
+        "module_dataflow": [[0] * m],
+        "sram_pj_per_byte": [base.sram_pj_per_byte],
+        "leakage_uw_per_mm2": [base.leakage_uw_per_mm2],
+        "sram_area_um2": [base.sram_area_um2],
+    }
     grid = Grid(
-        np.array(base.counts, np.int64),
-        np.array(base.throughput, np.float64),
-        np.array(base.latency, np.int64),
-        np.array(base.power_uw, np.float64),
-        np.array(base.area_um2, np.float64),
-        np.array(base.power_reference_mhz, np.float64),
-        np.array(base.efficiency, np.float64),
-        np.array(base.counts_flops, np.bool_),
-        base.one_kernel,
-        base.frequency_mhz,
-        base.dram_bandwidth_gbps,
-        base.dram_pj_per_byte,
-        base.memory_efficiency,
-        base.sram_area_um2,
-        np.array([len(a.values) for a in axes], np.int64),
-        np.array([FIELDS.index(a.name) for a in axes], np.int64),
-        np.array([a.module for a in axes], np.int64),
-        ints,
-        floats,
-        np.ones(m, np.int64),
-        np.ones(m, np.int64),
-        np.zeros(m, np.int64),
-        base.sram_pj_per_byte,
-        base.leakage_uw_per_mm2,
+        hardware=Hardware(**{name: np.array(v, DTYPES[name]) for name, v in row.items()}),
+        one_kernel=base.one_kernel,
+        size=np.array([len(a.values) for a in axes], np.int64),
+        field=np.array([FIELDS.index(a.name) for a in axes], np.int64),
+        module=np.array([a.module for a in axes], np.int64),
+        ints=ints,
+        floats=floats,
     )
     dags, ops = [], []
     for n, edges, phase_ops in case["phases"]:

@@ -35,6 +35,7 @@ from nerframe.errors import InvalidInputError
 from nerframe.graphs import Graph
 from nerframe.kernels.dag import Dag, dag
 from nerframe.kernels.frames import DRAM
+from nerframe.kernels.hardware import Hardware
 from nerframe.kernels.schedule_inputs import OpArrays
 from nerframe.kernels.sweep_chunk import (
     AREA,
@@ -250,7 +251,6 @@ class Evaluator:
 
     def _kernel_grid(self) -> Grid:
         hardware = self.spec.hardware
-        base = self.base
         axes = list(self.spec.grid.items())
         longest = max((len(v) for _, v in axes), default=0)
         ints = np.zeros((len(axes), longest), np.int64)
@@ -264,30 +264,13 @@ class Evaluator:
             if name not in ACCELERATOR_FIELDS:
                 module[a] = self.modules.index(name.rpartition(".")[0])
         return Grid(
-            base.module_count[0],
-            base.module_throughput[0],
-            base.module_latency[0],
-            base.module_power_uw[0],
-            base.module_area_um2[0],
-            base.module_power_reference_mhz[0],
-            base.module_efficiency[0],
-            base.module_counts_flops[0],
-            hardware.kind == "gpu",
-            float(base.frequency_mhz[0]),
-            float(base.dram_bandwidth_gbps[0]),
-            float(base.dram_pj_per_byte[0]),
-            float(base.memory_efficiency[0]),
-            float(hardware.sram_area_um2),
-            np.array([len(v) for _, v in axes], np.int64),
-            field,
-            module,
-            ints,
-            floats,
-            base.module_array_rows[0],
-            base.module_array_cols[0],
-            base.module_dataflow[0],
-            float(base.sram_pj_per_byte[0]),
-            float(base.leakage_uw_per_mm2[0]),
+            hardware=Hardware(**self.base._asdict()),
+            one_kernel=hardware.kind == "gpu",
+            size=np.array([len(v) for _, v in axes], np.int64),
+            field=field,
+            module=module,
+            ints=ints,
+            floats=floats,
         )
 
     def _extreme(self) -> Configurations:
@@ -296,7 +279,7 @@ class Evaluator:
         Durations and power grow monotonically towards it, and the grid, a Cartesian
         product, holds it."""
         worst = {"module_throughput": np.min, "dram_bandwidth_gbps": np.min}
-        arrays = {name: getattr(self.base, name).copy() for name in vars(self.base)}
+        arrays = {name: values.copy() for name, values in self.base._asdict().items()}
         for name, values in self.spec.grid.items():
             field = hardware_field(name, self.spec.hardware)[0]
             value = worst.get(field, np.max)(values)
@@ -312,8 +295,8 @@ class Evaluator:
         index = np.arange(task.start, task.stop)
         coords = np.unravel_index(index, spec.shape) if spec.shape else ()
         arrays = {
-            name: np.repeat(getattr(self.base, name), index.size, axis=0)
-            for name in vars(self.base)
+            name: np.repeat(values, index.size, axis=0)
+            for name, values in self.base._asdict().items()
         }
         for (name, values), i in zip(spec.grid.items(), coords, strict=True):
             field = hardware_field(name, spec.hardware)[0]
