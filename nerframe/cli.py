@@ -268,16 +268,18 @@ def cmd_schedule(args: argparse.Namespace) -> None:
 
     accel = accelerator(args.hardware)
     _warn(accel.warnings)
-    result = schedule(
-        _graph(args, args.pipeline),
-        accel,
-        parallelism=args.parallelism,
-        pipelined=args.pipelined,
-        bands=args.bands,
-    )
+    graph = _graph(args, args.pipeline)
+    result = schedule(graph, accel, parallelism=args.parallelism, pipelined=args.pipelined)
+    ranges = None
+    if args.bands:
+        from nerframe.bands import bands
+
+        ranges = bands(
+            graph, accel, parallelism=args.parallelism, pipelined=args.pipelined, nominal=result
+        )
     table = result.summary if args.summary else result.schedule
     if not _for_people(args):
-        emit(result.bands if result.bands is not None else table, args.format, args.output)
+        emit(ranges if ranges is not None else table, args.format, args.output)
         return
     view = ["op_id", "op_type", "backward", "scope", "module", "instances", "start_cycle"]
     view += ["end_cycle"]
@@ -289,8 +291,8 @@ def cmd_schedule(args: argparse.Namespace) -> None:
         f"\n{result.summary['graph'].item()} on {accel.name}\n"
         + "".join(f"  {k.ljust(width)}  {format_value(v)}\n" for k, v in summary.items())
     )
-    if result.bands is not None:
-        sys.stdout.write(_bands_text(result.bands))
+    if ranges is not None:
+        sys.stdout.write(_bands_text(ranges))
 
 
 def _bands_text(table: pl.DataFrame) -> str:

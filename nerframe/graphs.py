@@ -100,7 +100,7 @@ class Graph:
 
         >>> import nerframe
         >>> nerframe.pipeline("neurex").samples, nerframe.pipeline("gbu").samples
-        (24, 64)
+        (24, 167)
         """
         return per_ray_samples(self.ops)
 
@@ -240,8 +240,8 @@ def phases(g: Graph) -> np.ndarray:
     `nerframe.CycleError` (see `dag_of`).
 
     >>> import nerframe
-    >>> phases(nerframe.pipeline("gscore")).tolist()
-    [0, 0, 0, 0, 1]
+    >>> phases(nerframe.pipeline("gsarch")).tolist()
+    [0, 0, 0, 1, 1, 1, 1, 1, 2, 2]
     """
     return g._phases.copy()
 

@@ -380,7 +380,7 @@ class _TorchBench:
         return (lambda: torch.add(a, 1.0, out=b)), chain
 
     def module(self) -> Callable[[], object]:
-        from nerframe.trace.capture import Timer, _Clock, _Recorder
+        from nerframe.trace.recording import Clock, Recorder, Timer
 
         torch = self.torch
 
@@ -389,8 +389,8 @@ class _TorchBench:
                 return x
 
         nop, x = _Nop(), torch.ones(1)
-        clock = _Clock(Timer())
-        hooks = _Recorder.hooks(nop, clock.enter, clock.leave)
+        clock = Clock(Timer())
+        hooks = Recorder.hooks(nop, clock.enter, clock.leave)
         hooks.__enter__()  # installed for the probe's lifetime; the module is private
 
         def call() -> object:

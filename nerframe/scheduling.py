@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import NamedTuple, get_args
 
 import numpy as np
@@ -83,9 +83,6 @@ class Schedule:
 
     schedule: pl.DataFrame
     summary: pl.DataFrame
-    # The headline figures' ranges over the accelerator's assumed figures
-    # (`nerframe.bands.bands`), when `schedule` was asked for them; else None.
-    bands: pl.DataFrame | None = None
 
     def __repr__(self) -> str:
         row = self.summary.row(0, named=True)
@@ -584,7 +581,6 @@ def schedule(
     *,
     parallelism: Parallelism = "split",
     pipelined: bool = True,
-    bands: bool = False,
 ) -> Schedule:
     """List-schedule `graph`'s phases on `accel` and derive the frame figures.
 
@@ -597,13 +593,11 @@ def schedule(
     be mapped to a module. `graph` may be a built-in pipeline's name and `accel`
     a built-in accelerator's name or an accelerator file. A GPU (``kind`` ``gpu``)
     runs one kernel at a time, so its batches never overlap: ``pipelined`` is False
-    there whatever is asked. With `bands`, the result's ``bands`` holds the range of
-    each headline figure over the accelerator's assumed figures (`nerframe.bands`).
+    there whatever is asked. The range of each headline figure over the accelerator's
+    assumed figures is `nerframe.bands.bands`.
 
     >>> schedule("neurex", "neurex")
     Schedule(graph='neurex', accelerator='neurex', ops=5, fps=...)
-    >>> schedule("neurex", "neurex", bands=True).bands["figure"].to_list()[:2]
-    ['fps', 'energy_per_frame_j']
     """
     if isinstance(graph, str):
         graph = pipeline(graph)
@@ -620,13 +614,7 @@ def schedule(
             f"got {type(accel).__name__}",
             "accel",
         )
-    result = schedule_mapped(Mapped.of(graph, accel), graph, accel, parallelism, pipelined)
-    if not check_flag("bands", bands):
-        return result
-    from nerframe.bands import bands as ranges  # it sweeps, which imports this module
-
-    table = ranges(graph, accel, parallelism=parallelism, pipelined=pipelined, nominal=result)
-    return replace(result, bands=table)
+    return schedule_mapped(Mapped.of(graph, accel), graph, accel, parallelism, pipelined)
 
 
 def schedule_mapped(

@@ -263,13 +263,12 @@ def test_validate_without_bands_keeps_its_columns() -> None:
 
 
 def test_schedule_and_analyze_take_bands(tmp_path: Path) -> None:
-    s = nerframe.schedule("neurex", "neurex", bands=True)
-    assert s.bands is not None and s.bands.equals(bands("neurex", "neurex"))
-    assert nerframe.schedule("neurex", "neurex").bands is None
+    s = nerframe.schedule("neurex", "neurex")
+    assert bands("neurex", "neurex", nominal=s).equals(bands("neurex", "neurex"))
     a = nerframe.analyze("neurex", "neurex", output=tmp_path / "out", report=False, bands=True)
     assert a.bands is not None and a.bands.equals(bands("neurex", "neurex"))
     with pytest.raises(InvalidInputError, match="bands must be True or False"):
-        nerframe.schedule("neurex", "neurex", bands="yes")  # type: ignore[arg-type]
+        nerframe.analyze("neurex", "neurex", output=tmp_path / "x", bands="yes")  # type: ignore[arg-type]
 
 
 def test_cli_bands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

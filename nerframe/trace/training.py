@@ -161,7 +161,7 @@ def capture_train(
     timer: Any,
 ) -> Trace:
     """One training iteration of `model` on `inputs` (see the module docstring)."""
-    from nerframe.trace.capture import _Clock, _Recorder
+    from nerframe.trace.recording import Clock, Recorder
 
     params = [p for p in model.parameters() if p.requires_grad]
     if not params:
@@ -170,7 +170,7 @@ def capture_train(
     paths: dict[int, str] = {}
     for path, module in model.named_modules(remove_duplicate=False):
         paths.setdefault(id(module), path)
-    recorder = _Recorder(torch, paths)
+    recorder = Recorder(torch, paths)
     with torch.enable_grad():
         for _ in range(warmup):
             optimizer.zero_grad(set_to_none=True)
@@ -212,7 +212,7 @@ def capture_train(
         }
         for _ in range(repeats):
             optimizer.zero_grad(set_to_none=True)
-            clock, timed_owners = _Clock(timer), _Owners(recorder)
+            clock, timed_owners = Clock(timer), _Owners(recorder)
             hooks = _Both(clock, timed_owners)
             with recorder.hooks(model, hooks.enter, hooks.leave):
                 timer.synchronize()
