@@ -277,8 +277,8 @@ KNOWN_MISSES = {
     # 4.5x slower than that predicts, which no per-scene figure yet explains
     "a6000-ngp-deepblending": "hash-grid samples per ray on Deep Blending",
     # Lego takes the bounded scene's 24 samples and 394 march steps on every
-    # accelerator; the miss is NeuRex-Server's assumed units (cause 5)
-    "neurex-server-lego-fps": "NeuRex-Server's assumed units",
+    # accelerator, unchanged here; the miss lies elsewhere (cause 5 is a candidate)
+    "neurex-server-lego-fps": "not sampling: the bounded scene, unchanged",
     # cause 2: no fixed cost per kernel or per frame on a GPU
     "a6000-3dgs-synthetic": "GPU fixed costs on a small scene",
     "gbu-lego-fps": "GPU fixed costs on a small scene",
