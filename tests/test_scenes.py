@@ -481,7 +481,8 @@ def test_an_unknown_scene_is_one_error_line(args: list[str], tmp_path: Path) -> 
 def test_scenes_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["scenes"]) == 0
     out = capsys.readouterr().out
-    assert "bicycle" in out and "6,060,000" in out and "resolution_source" not in out
+    assert "bicycle" in out and "6,060,000" in out and "_source" not in out
+    assert "march_steps" in out
     assert "sources of each figure" in out
     assert main(["scenes", "-o", str(tmp_path / "s.csv")]) == 0
     assert pl.read_csv(tmp_path / "s.csv", schema=scenes().schema).equals(scenes())
