@@ -602,8 +602,9 @@ def pipeline(
     pixels at which the GPU rasteriser evaluates one Gaussian of a tile's list.
     `scene` names a standard scene of `nerframe.scenes` (realistic model
     only): it sets the frame (its width × height) and the Gaussians G where the
-    scene publishes a count, and N of hash-grid pipelines where it publishes
-    samples per ray; the keyword arguments still override it. In the realistic
+    scene publishes a count, N of hash-grid pipelines (its samples per ray)
+    and the march steps of ``instant_ngp``'s ``OccupancyMarch`` row; the keyword
+    arguments still override it (`samples` sets N, not the march). In the realistic
     model the frame sizes every 3DGS stage (`gaussian_frame`); in the spec model
     it sets `frame_pixels` only. Without a scene, the workload is the one below.
     Defaults, per model:
