@@ -89,6 +89,7 @@ OP_TYPES = (
     "TileDuplicate",
     "RadixSort",
     "TileBlend",
+    "OccupancyMarch",
 )
 PARAMETERS = (
     "B",

@@ -180,6 +180,9 @@ gaussian_preprocess = _pixelwise(600, 57, 0, 21)
 tile_duplicate = _pixelwise(20, 5, 0, 3, a_per_ray=True)
 radix_sort = _pixelwise(180, 22, 0, 18)
 tile_blend = _pixelwise(68, 10, 0, 0, a_per_ray=True)
+# one occupancy-grid march step, empty or not: step, position, cell and bit test
+# (20); the ray's origin and direction are read once (nerframe.taxonomy)
+occupancy_march = _pixelwise(20, 6, 0, 0, a_per_ray=True)
 
 
 def sorting(r: Row) -> Elements:
@@ -251,6 +254,7 @@ FORMULAS: dict[str, Callable[[Row], Elements]] = {
     "TileDuplicate": tile_duplicate,
     "RadixSort": radix_sort,
     "TileBlend": tile_blend,
+    "OccupancyMarch": occupancy_march,
 }
 """Forward formula of every op type: row -> (flops, A, W, O)."""
 

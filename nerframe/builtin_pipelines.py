@@ -10,7 +10,10 @@ bitwidth) and its edges; `pipeline` fills the workload dimensions. Two models:
   per visible Gaussian at degree 3, Gaussians are sorted per tile, and
   tile tests visit only the tiles a Gaussian overlaps (`TILES_PER_GAUSSIAN`);
   a Gaussian pipeline renders its frame in one batch; hash-grid NeRFs take
-  `HASH_GRID_SAMPLES` samples per ray (occupancy skipping); CICERO renders
+  the scene's samples per ray after occupancy skipping (default
+  `HASH_GRID_SAMPLES`), and Instant-NGP's own renderer (``instant_ngp``) pays
+  for the occupancy-grid march that finds them (``OccupancyMarch``, the scene's
+  march steps per ray, default `MARCH_STEPS`); CICERO renders
   `CICERO_RENDERED` of a frame's pixels and warps the rest; ``gbu`` is a
   rendering pipeline (its training graph is ``gbu_train``).
 - ``"spec"``: the graphs of ``spec/pipelines.md`` exactly (every op batch-scoped,
@@ -62,7 +65,12 @@ GAUSSIANS = 1_000_000
 """Default scene size G (realistic model): the low end of the 1-5 million
 Gaussians of real-world 3DGS scenes (Kerbl et al. 2023); see docs/model.md."""
 HASH_GRID_SAMPLES = 24
-"""Samples per ray of hash-grid NeRFs after occupancy skipping (nerfstudio's cap)."""
+"""Samples per ray of hash-grid NeRFs after occupancy skipping (nerfstudio's cap), on a
+frame that names no scene; a scene sets its own (scene table, ``samples_per_ray``)."""
+MARCH_STEPS = 394
+"""Occupancy-grid march steps per ray on a frame that names no scene: a bounded
+(NeRF-Synthetic) scene's, Instant-NGP's constant step sqrt(3)/1024 over a unit cube's
+mean chord 2/3 (docs/workloads.md, "NeRF sampling"); a scene sets its own."""
 CICERO_RENDERED = 0.12
 """Share of a frame's pixels CICERO renders fully (radiance warping removes up to 88 %)."""
 SRENDER_SENSITIVE = 0.25
@@ -129,6 +137,7 @@ _TILES = {
 _SH_DEGREE = 3  # 3DGS: degree 3, 16 coefficients per colour channel
 _PER = (
     "ray",
+    "march",
     "sensitive",
     "row",
     "gaussian",
@@ -138,8 +147,9 @@ _PER = (
     "fragment",
     "box_fragment",
 )
-# per pixel, sensitive pixel or pixel row: repeated per batch
-_BATCH_PER = frozenset({"ray", "sensitive", "row"})
+# per pixel (its samples or its march steps), sensitive pixel or pixel row:
+# repeated per batch
+_BATCH_PER = frozenset({"ray", "march", "sensitive", "row"})
 
 
 @dataclass(frozen=True)
@@ -245,14 +255,16 @@ class Op:
 
     `per` says what the row iterates over in the realistic model (the spec
     model always uses B rays x N samples, or G = B*N Gaussians):
-    ``ray`` (B rays x N samples), ``sensitive`` (the `SRENDER_SENSITIVE` share of
+    ``ray`` (B rays x N samples), ``march`` (B rays x N occupancy-grid march
+    steps: the scene's, default `MARCH_STEPS`), ``sensitive`` (the `SRENDER_SENSITIVE` share of
     the B rays x N samples), ``row`` (B = ceil(rays / 16) pixel rows of
     16-px tiles x the N Gaussians of their tile's list), ``gaussian`` (the scene's G
     Gaussians), ``visible`` (the Gaussians kept by culling: G, or B with N = 1),
     ``tile`` (B tiles x N Gaussians per tile), ``visible_tile`` (B visible
     Gaussians x N tiles each), ``fragment`` (B Gaussian-tile pairs x N
     fragments each) or ``box_fragment`` (B pairs x the N pixels of the tile inside
-    the Gaussian's box); ``ray``, ``sensitive`` and ``row`` are batch-scoped, the
+    the Gaussian's box); ``ray``, ``march``, ``sensitive`` and ``row`` are
+    batch-scoped, the
     others frame-scoped (`GaussianFrame` gives every size).
     `realistic` holds parameters that only the realistic model sets.
     """
@@ -273,12 +285,14 @@ def _chain(n: int) -> list[tuple[int, int]]:
 class Spec:
     """A built-in pipeline: its kind, native accelerators, rows, edges and defaults.
 
-    `hash_grid` pipelines take `HASH_GRID_SAMPLES` samples per ray in the
-    realistic model; `rendered_fraction` is the share of a frame's pixels
-    rendered in it; `spec_graph` names the pipeline whose graph the spec model
-    uses when the spec describes a different task (``gbu``); `frame_ops` (with
+    `hash_grid` pipelines take the scene's samples per ray (default
+    `HASH_GRID_SAMPLES`) in the realistic model; `rendered_fraction` is the
+    share of a frame's pixels rendered in it; `spec_graph` names the pipeline
+    whose graph the spec model uses when the spec describes a different task
+    (``gbu``); `frame_ops` (with
     `frame_edges`, `frame_feedback`) is the realistic model's graph where it runs
-    other stages than the spec's (the shared 3DGS stages, docs/workloads.md).
+    other stages than the spec's (the shared 3DGS stages, the occupancy-grid march
+    of hash-grid NeRFs; docs/workloads.md).
     """
 
     kind: GraphKind
@@ -329,6 +343,9 @@ def _gpu_stages(bitwidth: int) -> tuple[Op, ...]:
 
 
 _3DGS = (*_gpu_stages(32), Op("TileBlend", bitwidth=32, per="fragment"))
+# Instant-NGP's renderer marches every ray through its occupancy grid (empty steps
+# included) before the kept samples reach the network (docs/workloads.md).
+_MARCH = Op("OccupancyMarch", per="march")
 _CULL, _PREPROCESS = _gpu_stages(16)[:2]  # an accelerator's own units, FP16
 
 PIPELINES: dict[str, Spec] = {
@@ -374,6 +391,16 @@ PIPELINES: dict[str, Spec] = {
         description="Instant-NGP's own NeRF: hash grid, density MLP, SH direction, colour MLP",
         hash_grid=True,
         spec_graph="neurex",
+        frame_ops=(
+            _MARCH,
+            Op("UniformSampler"),
+            Op("HashEncoding", _HASH),
+            Op("MLP", _NGP_DENSITY),
+            Op("SphericalHarmonics", {"degree": _NGP_SH_DEGREE}),
+            Op("MLP", _NGP_COLOUR),
+            Op("RGBRenderer"),
+        ),
+        frame_edges=((0, 1), (1, 2), (2, 3), (1, 4), (3, 5), (4, 5), (3, 6), (5, 6)),
     ),
     "cicero": Spec(
         "inference",
@@ -575,8 +602,9 @@ def pipeline(
     pixels at which the GPU rasteriser evaluates one Gaussian of a tile's list.
     `scene` names a standard scene of `nerframe.scenes` (realistic model
     only): it sets the frame (its width × height) and the Gaussians G where the
-    scene publishes a count, and N of hash-grid pipelines where it publishes
-    samples per ray; the keyword arguments still override it. In the realistic
+    scene publishes a count, N of hash-grid pipelines (its samples per ray)
+    and the march steps of ``instant_ngp``'s ``OccupancyMarch`` row; the keyword
+    arguments still override it (`samples` sets N, not the march). In the realistic
     model the frame sizes every 3DGS stage (`gaussian_frame`); in the spec model
     it sets `frame_pixels` only. Without a scene, the workload is the one below.
     Defaults, per model:
@@ -658,8 +686,10 @@ def pipeline(
                     place.samples_per_ray if place and place.samples_per_ray else HASH_GRID_SAMPLES
                 )
         hit, visible = f.tiles_per_gaussian, f.visible
+        steps = place.march_steps if place and place.march_steps else MARCH_STEPS
         dims: dict[str, dict[str, object]] = {
             "ray": {"B": rays, "N": samples, "G": g},
+            "march": {"B": rays, "N": steps},
             "sensitive": {"B": math.ceil(SRENDER_SENSITIVE * rays), "N": samples, "G": g},
             "gaussian": {"G": g, "tiles_per_gaussian": hit},
             "visible": {"B": visible, "N": 1, "G": visible, "tiles_per_gaussian": hit},

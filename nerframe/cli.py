@@ -181,7 +181,7 @@ def cmd_scenes(args: argparse.Namespace) -> None:
 
     table = scenes()
     if _for_people(args):  # the sources are long: csv, json or -o give them
-        table = table.drop("resolution_source", "gaussians_source", "samples_source")
+        table = table.drop([c for c in table.columns if c.endswith("_source")])
     emit(table, args.format, args.output)
     if _for_people(args):
         sys.stdout.write("\nsources of each figure: nerframe scenes --format csv (or -o FILE)\n")

@@ -32,13 +32,18 @@ def per_ray_samples(ops: pl.DataFrame) -> int:
     """N per ray (Gaussians per pixel): the largest N of the batch-scope rows whose B
     is the batch's rays, B's largest value. Rows with another B count other things
     (per-tile lists of Sorting or RowGeneration, 834 long in gbu), not samples of a
-    ray; 0 without batch-scope rows.
+    ray, and so does an ``OccupancyMarch`` row's N (march steps, most of them
+    skipped); 0 without batch-scope rows.
 
-    >>> per_ray_samples(pl.DataFrame({"scope": ["batch", "batch"], "B": [57600, 921600],
-    ...                               "N": [834, 64]}))
+    >>> per_ray_samples(pl.DataFrame({"op_type": ["Sorting", "OccupancyMarch", "MLP"],
+    ...     "scope": ["batch"] * 3, "B": [57600, 921600, 921600], "N": [834, 394, 64]}))
     64
     """
-    rows = ops.filter((pl.col("scope") == "batch") & pl.col("B").is_not_null())
+    rows = ops.filter(
+        (pl.col("scope") == "batch")
+        & pl.col("B").is_not_null()
+        & (pl.col("op_type").cast(pl.String) != "OccupancyMarch")
+    )
     if rows.is_empty():
         return 0
     value = rows.filter(pl.col("B") == pl.col("B").max())["N"].max()

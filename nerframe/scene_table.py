@@ -3,9 +3,13 @@
 A packaged table (``nerframe/scenes.csv``) lists, per scene: its ``name``, its
 ``dataset``, the frame ``width`` and ``height`` (pixels) the papers render it
 at, the 3DGS ``gaussians`` of the official code at 30K iterations, and the
-NeRF ``samples_per_ray`` where a per-scene figure is published; each figure
-has its source column (``resolution_source``, ``gaussians_source``,
-``samples_source``), which says why a figure is empty when it is. Rows: the
+NeRF sampling of an Instant-NGP-style renderer: ``samples_per_ray`` (network
+samples a ray keeps after occupancy skipping), whether the scene is
+``unbounded``, the ``aabb_scale`` of the box its rays march and the
+``march_steps`` per ray (docs/workloads.md, "NeRF sampling"). Each figure has
+its source column (``resolution_source``, ``gaussians_source``,
+``samples_source``, ``march_source``), which says where it comes from, or how it
+is derived with its plausible range, or why it is empty. Rows: the
 eight NeRF-Synthetic scenes, the seven Mip-NeRF360 scenes of the 3DGS
 evaluation, and the Tanks&Temples and Deep Blending means (``tanks_temples``,
 ``deep_blending``).
@@ -18,6 +22,8 @@ says what a scene sets in each pipeline.
 (1237, 822, 6060000)
 >>> scene("lego").frame_pixels
 640000
+>>> scene("bicycle").unbounded, scene("bicycle").march_steps, scene("lego").march_steps
+(True, 975, 394)
 """
 
 from __future__ import annotations
@@ -41,9 +47,13 @@ SCHEMA = {
     "height": pl.Int64(),
     "gaussians": pl.Int64(),
     "samples_per_ray": pl.Int64(),
+    "unbounded": pl.Boolean(),
+    "aabb_scale": pl.Int64(),
+    "march_steps": pl.Int64(),
     "resolution_source": pl.String(),
     "gaussians_source": pl.String(),
     "samples_source": pl.String(),
+    "march_source": pl.String(),
 }
 """The table's declared columns: a file with other columns, or values of other
 types, is refused."""
@@ -53,14 +63,18 @@ _FIGURES = {
     "height": "resolution_source",
     "gaussians": "gaussians_source",
     "samples_per_ray": "samples_source",
+    "unbounded": "march_source",
+    "aabb_scale": "march_source",
+    "march_steps": "march_source",
 }
 """Each figure and the column that gives its source."""
 
 
 @dataclass(frozen=True)
 class Scene:
-    """One row of the scene table; `gaussians` and `samples_per_ray` are None
-    where no per-scene figure is published.
+    """One row of the scene table; a figure is None where the table gives none
+    (`unbounded`: whether rays march a box beyond the unit cube, `aabb_scale`
+    unit cubes wide, in `march_steps` steps per ray).
 
     >>> Scene("x", "d", 16, 9, None, None).frame_pixels
     144
@@ -72,6 +86,9 @@ class Scene:
     height: int
     gaussians: int | None
     samples_per_ray: int | None
+    unbounded: bool | None = None
+    aabb_scale: int | None = None
+    march_steps: int | None = None
 
     @property
     def frame_pixels(self) -> int:
@@ -130,6 +147,9 @@ def _rows() -> dict[str, Scene]:
             row["height"],
             row["gaussians"],
             row["samples_per_ray"],
+            row["unbounded"],
+            row["aabb_scale"],
+            row["march_steps"],
         )
         for row in _table().iter_rows(named=True)
     }
@@ -150,7 +170,7 @@ def read_scenes(path: str | Path) -> pl.DataFrame:
     17
     >>> import tempfile
     >>> bad = Path(tempfile.mkdtemp()) / "mine.csv"
-    >>> _ = bad.write_text(",".join(SCHEMA) + "\\nlego,d,-8,8,,,src,,\\n")
+    >>> _ = bad.write_text(",".join(SCHEMA) + "\\nlego,d,-8,8,,,,,,src,,,\\n")
     >>> try:
     ...     read_scenes(bad)
     ... except InvalidInputError as e:
@@ -188,7 +208,9 @@ def read_scenes(path: str | Path) -> pl.DataFrame:
             value = row[figure]
             if figure in ("width", "height") and value is None:
                 raise _bad(path, f"{where}: no {figure}")
-            if value is not None and value < 1:
+            if figure == "aabb_scale" and value is not None and value & (value - 1):
+                raise _bad(path, f"{where}: aabb_scale must be a power of 2, got {value}")
+            if value is not None and not isinstance(value, bool) and value < 1:
                 raise _bad(path, f"{where}: {figure} must be >= 1, got {value}")
             if not row[source]:
                 raise _bad(path, f"{where}: {figure} has no {source}")

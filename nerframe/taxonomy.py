@@ -77,6 +77,9 @@ _OP_TYPES: tuple[tuple[str, str, str, str], ...] = (
     ("TileDuplicate", "BLENDING", "B N", ""),
     ("RadixSort", "BLENDING", "B N", ""),
     ("TileBlend", "BLENDING", "B N", ""),
+    # Occupancy-grid ray marching (Instant-NGP): B rays x N march steps, empty
+    # steps included; the samples it keeps are the next sampler's N.
+    ("OccupancyMarch", "SAMPLING", "B N", ""),
 )
 
 OP_TYPES: tuple[str, ...] = tuple(row[0] for row in _OP_TYPES)
@@ -147,6 +150,7 @@ _ON_HARDWARE: tuple[tuple[str, str, str], ...] = (
     ("TileDuplicate", "SORTING", "sample=B*N"),
     ("RadixSort", "SORTING", "sample=B*N"),
     ("TileBlend", "VOLUME_RENDERING BLENDING", "sample=B*N pixel=B"),
+    ("OccupancyMarch", "OCCUPANCY_MARCH SAMPLING VOLUME_RENDERING", "sample=B*N ray=B"),
 )
 
 WORK_UNITS: tuple[str, ...] = ("flop", "sample", "ray", "pixel", "gaussian", "lookup")
@@ -214,6 +218,16 @@ _PER_ELEMENT: dict[str, tuple[int, int, int, int]] = {
     "TileDuplicate": (20, -5, 0, 3),
     "RadixSort": (180, 22, 0, 18),
     "TileBlend": (68, -10, 0, 0),
+    # One march step of Instant-NGP's renderer (NVlabs/instant-ngp testbed_nerf.cu,
+    # calc_dt and density_grid_occupied_at), whether its cell is empty or not:
+    # the step size (1 multiply, 2 clamps), the advance (1 add), the position
+    # (3 FMA = 6), the cascade from the position (4: 3 abs-max, exponent), the cell
+    # (3 scales), its Morton bit address (2) and the occupancy-bit test (1) = 20
+    # FLOP-equivalents; per ray the origin and direction are read (6). The
+    # bitfield (128^3 bits = 256 KiB per cascade) stays in cache, so a lookup costs
+    # issue slots, not memory bytes (weight 0); the kept samples are written by
+    # the sampler that follows (output 0). docs/workloads.md, "NeRF sampling".
+    "OccupancyMarch": (20, -6, 0, 0),
 }
 
 
@@ -335,7 +349,7 @@ def catalogue() -> pl.DataFrame:
 
     >>> import nerframe
     >>> nerframe.catalogue().height
-    36
+    37
     >>> nerframe.catalogue().filter(op_type="SubtileSkip")["scope"].item()
     'frame'
     """

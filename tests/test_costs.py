@@ -210,7 +210,7 @@ def test_every_op_type_is_covered_by_the_reference() -> None:
         for t in op_types().values()
     ]
     out = nerframe.costs(nerframe.operators(rows))
-    assert out.height == 36
+    assert out.height == 37
     for row in out.iter_rows(named=True):
         assert reference_cost(row)["flops"] == row["flops"]
         assert all(math.isfinite(row[c]) for c in ("flops", "bytes_total", "intensity"))
@@ -381,3 +381,15 @@ def test_the_kernels_catalogue_is_the_catalogue() -> None:
     assert [t.code for t in op_types().values()] == list(range(kernel.N_TYPES))
     assert tuple(p.name for p in PARAMETERS) == kernel.PARAMETERS
     assert kernel.MINIMUM.tolist() == [p.minimum for p in PARAMETERS]
+
+
+def test_occupancy_march_by_hand() -> None:
+    # bicycle's march (scene table): 4096 rays x 975 steps, 20 FLOP-equivalents a step
+    # (step size 3, advance 1, position 6, cascade 4, cell 3, Morton address 2, bit
+    # test 1), each ray's origin and direction read once (6 values of 4 bytes)
+    row = nerframe.costs(
+        nerframe.operators([{"op_type": "OccupancyMarch", "B": 4096, "N": 975, "bitwidth": 32}])
+    ).row(0, named=True)
+    assert row["flops"] == 4096 * 975 * (3 + 1 + 6 + 4 + 3 + 2 + 1) == 79_872_000
+    assert (row["bytes_in"], row["bytes_w"], row["bytes_out"]) == (4096 * 6 * 4, 0, 0)
+    assert row["category"] == "SAMPLING"

@@ -352,8 +352,24 @@ def test_fuzzed_store_manifests() -> None:
 
 SCENE_HEADER = ",".join(SCHEMA)
 SCENE_ROWS = [
-    ["lego", "NeRF-Synthetic", "800", "800", "", "", "a paper p.9", "none published", "none"],
-    ["room", "Mip-NeRF360", "1557", "1038", "1548960", "", '"p.9, Table 1"', "3DGS code", "n/a"],
+    # name, dataset, width, height, gaussians, samples, unbounded, aabb_scale, march
+    # steps, then the four sources
+    ["lego", "NeRF-Synthetic", "800", "800", "", "", "", "", "", "a paper p.9", "none", "-", "-"],
+    [
+        "room",
+        "Mip-NeRF360",
+        "1557",
+        "1038",
+        "1548960",
+        "59",
+        "true",
+        "16",
+        "975",
+        '"p.9, T1"',
+        "3DGS code",
+        "derived",
+        "derived",
+    ],
 ]
 _CELLS = (
     st.text(max_size=12)

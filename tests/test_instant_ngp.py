@@ -26,13 +26,16 @@ HALF = 2  # FP16 bytes
 
 
 def _costs() -> dict[int, dict[str, float]]:
+    # keyed by op id less one: the network rows from the sampler on (op 0 is the
+    # occupancy-grid march, tests/test_scenes.py and tests/test_costs.py)
     c = nerframe.costs(nerframe.pipeline("instant_ngp", rays=B).ops)
-    return {i: row for i, row in enumerate(c.iter_rows(named=True))}
+    return {i - 1: row for i, row in enumerate(c.iter_rows(named=True))}
 
 
 def test_graph_is_instant_ngps_network_with_sourced_layer_sizes() -> None:
     g = nerframe.pipeline("instant_ngp", rays=B)
     assert g.ops["op_type"].to_list() == [
+        "OccupancyMarch",
         "UniformSampler",
         "HashEncoding",
         "MLP",
@@ -40,16 +43,16 @@ def test_graph_is_instant_ngps_network_with_sourced_layer_sizes() -> None:
         "MLP",
         "RGBRenderer",
     ]
-    assert g.ops["N"].to_list() == [N] * 6
-    hash_row = g.ops.row(1, named=True)  # L = 16, T = 2^19, F = 2 (NRX-PDF p.4-5)
+    assert g.ops["N"].to_list() == [394] + [N] * 6  # a bounded scene's march steps
+    hash_row = g.ops.row(2, named=True)  # L = 16, T = 2^19, F = 2 (NRX-PDF p.4-5)
     assert (hash_row["num_levels"], hash_row["log2_hashmap_size"]) == (16, 19)
     assert hash_row["features_per_level"] == 2
-    density, colour = g.ops.row(2, named=True), g.ops.row(4, named=True)
+    density, colour = g.ops.row(3, named=True), g.ops.row(5, named=True)
     # density: the 16 x 2 hash features -> 64 -> 16; colour: 16 + 16 SH -> 64 -> 64 -> 3
     assert (density["in_dim"], density["layer_width"], density["out_dim"]) == (32, 64, 16)
     assert (colour["in_dim"], colour["layer_width"], colour["out_dim"]) == (32, 64, 3)
     edges = set(g.edges.select("src", "dst").rows())
-    assert edges == {(0, 1), (1, 2), (0, 3), (2, 4), (3, 4), (2, 5), (4, 5)}
+    assert edges == {(0, 1), (1, 2), (2, 3), (1, 4), (3, 5), (4, 5), (3, 6), (5, 6)}
 
 
 def test_mlp_flops_and_bytes_per_op_against_a_hand_derivation() -> None:
@@ -100,11 +103,11 @@ def test_hash_table_reads_are_sram_traffic_on_an_accelerator() -> None:
     c = nerframe.costs(nerframe.pipeline("instant_ngp", rays=B).ops)
     corners = BN * 16 * 8  # 16 levels x 8 voxel corners per sample
     reads = table_read_bytes(c)
-    assert reads.tolist() == [0.0, corners * 2 * HALF, 0.0, 0.0, 0.0, 0.0]
+    assert reads.tolist() == [0.0, 0.0, corners * 2 * HALF, 0.0, 0.0, 0.0, 0.0]
     neurex = nerframe.accelerator("neurex")
     mapped = Mapped.of(nerframe.pipeline("instant_ngp", rays=B), neurex)
     # off the systolic array an op's SRAM bytes are its bytes plus its table reads
-    assert mapped.sram_bytes[1] == c["bytes_total"][1] + corners * 2 * HALF
+    assert mapped.sram_bytes[2] == c["bytes_total"][2] + corners * 2 * HALF
     # the fine graph counts the reads in HashLookup's output, so nothing is added
     fine = nerframe.costs(nerframe.expand(nerframe.pipeline("instant_ngp", rays=B)).ops)
     assert not table_read_bytes(fine).any()

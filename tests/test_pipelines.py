@@ -15,7 +15,7 @@ FEEDBACK = {"gsarch": [(9, 2)], "instant3d": [(7, 2)]}
 NATIVE_OPS = {
     "icarus": 4,
     "neurex": 5,
-    "instant_ngp": 6,
+    "instant_ngp": 7,  # its occupancy-grid march first (realistic model)
     "cicero": 5,
     "gscore": 5,
     "gaurast": 5,

@@ -77,7 +77,7 @@ def test_table_holds_the_published_figures() -> None:
         dataset, width, height, gaussians = want[row["name"]]
         got = (row["dataset"], row["width"], row["height"], row["gaussians"])
         assert got == (dataset, width, height, gaussians), row["name"]
-        assert row["samples_per_ray"] is None  # no per-scene figure found
+        assert row["unbounded"] == (dataset != "NeRF-Synthetic"), row["name"]
     # the two derived means, by hand: (980 + 979) / 2 = 979.5 -> 980, and so on
     assert want["tanks_temples"][1:] == (980, 546, 1_783_867)
     assert want["deep_blending"][1:] == (1298, 854, 2_975_635)
@@ -85,7 +85,7 @@ def test_table_holds_the_published_figures() -> None:
 
 def test_every_figure_has_its_source() -> None:
     table = scenes()
-    for column in ("resolution_source", "gaussians_source", "samples_source"):
+    for column in ("resolution_source", "gaussians_source", "samples_source", "march_source"):
         assert table[column].null_count() == 0 and (table[column].str.len_chars() > 20).all()
     sources = dict(zip(table["name"], table["gaussians_source"], strict=True))
     assert all("inria-30k" in sources[s] for s in MIPNERF360)
@@ -97,6 +97,52 @@ def test_every_figure_has_its_source() -> None:
     assert all("full_eval.py" in frames[s] for s in MIPNERF360)
 
 
+def test_sampling_figures_by_hand() -> None:
+    # Instant-NGP's stepping (NVlabs/instant-ngp testbed_nerf.cu): dt = sqrt(3)/1024 in
+    # a bounded scene; in an unbounded one dt = t/256 once t passes 256 * sqrt(3)/1024,
+    # the coarsest cell never binding inside an aabb_scale-16 box.
+    dt = math.sqrt(3) / 1024
+    bounded = round((2 / 3) / dt)  # a unit cube's mean chord 4V/S = 2/3
+    assert bounded == 394
+    flat = math.ceil((256 * dt - 0.05) / dt)  # from the near distance 0.05
+    t = 0.05 + flat * dt
+    growing = math.ceil(math.log(8 / t) / math.log(1 + 1 / 256))  # to the face at 16/2
+    assert (flat, growing) == (227, 748)
+    unbounded = flat + growing
+    kept = round(unbounded * 24 / bounded)  # the bounded scene's share of kept samples
+    assert (unbounded, kept) == (975, 59)
+    for row in scenes().iter_rows(named=True):
+        want = (1, bounded, 24) if not row["unbounded"] else (16, unbounded, kept)
+        assert (row["aabb_scale"], row["march_steps"], row["samples_per_ray"]) == want
+        assert "derived" in row["samples_source"] and "range" in row["march_source"]
+
+
+def test_a_captured_scene_costs_more_per_pixel_for_its_march() -> None:
+    # instant_ngp on bicycle (unbounded: 975 steps, 59 samples per ray) against lego
+    # (bounded: 394 steps, 24 samples), per pixel of one frame
+    def per_pixel(scene: str) -> dict[str, float]:
+        g = pipeline("instant_ngp", scene=scene)
+        c = nerframe.costs(g).with_columns(op_type=pl.col("op_type").cast(pl.String))
+        frame = c.group_by("op_type").agg(pl.col("flops").sum() * g.batches / g.frame_pixels)
+        return dict(frame.iter_rows())
+
+    bicycle, lego = per_pixel("bicycle"), per_pixel("lego")
+    # the march by hand: 20 FLOP-equivalents per step, every step of every ray
+    # (4096-ray batches: 249 of them for bicycle's 1,016,814 px, the last one full)
+    assert bicycle["OccupancyMarch"] == pytest.approx(249 * 4096 * 975 * 20 / 1_016_814)
+    assert lego["OccupancyMarch"] == pytest.approx(157 * 4096 * 394 * 20 / 640_000)
+    # the network work per kept sample is the scene's samples over lego's
+    assert bicycle["MLP"] / lego["MLP"] == pytest.approx(
+        (249 * 4096 * 59 / 1_016_814) / (157 * 4096 * 24 / 640_000)
+    )
+    assert sum(bicycle.values()) > 2 * sum(lego.values())
+    # with lego's 24 samples, bicycle still costs more per pixel: its longer march
+    fewer = pipeline("instant_ngp", scene="bicycle", samples=24)
+    flops = nerframe.costs(fewer)["flops"].sum() * fewer.batches / fewer.frame_pixels
+    extra = 249 * 4096 * (975 - 394) * 20 / 1_016_814  # the extra march steps alone
+    assert flops > sum(lego.values()) + 0.9 * extra
+
+
 def test_the_table_is_declared_and_packaged() -> None:
     assert scenes().schema == pl.Schema(
         {
@@ -106,9 +152,13 @@ def test_the_table_is_declared_and_packaged() -> None:
             "height": pl.Int64,
             "gaussians": pl.Int64,
             "samples_per_ray": pl.Int64,
+            "unbounded": pl.Boolean,
+            "aabb_scale": pl.Int64,
+            "march_steps": pl.Int64,
             "resolution_source": pl.String,
             "gaussians_source": pl.String,
             "samples_source": pl.String,
+            "march_source": pl.String,
         }
     )
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())
@@ -170,7 +220,9 @@ def test_a_scene_sets_the_frame_of_every_pipeline(name: str, pipe: str) -> None:
     else:
         assert "image_w" not in ops.columns or ops["image_w"].is_null().all()
         assert g.rays == 4096
-        assert ops["N"].drop_nulls().max() == (24 if pipe in HASH_GRID else 192)  # icarus
+        kept = ops.filter(pl.col("op_type") != "OccupancyMarch")["N"].drop_nulls()
+        samples = (24 if name in NERF_SYNTHETIC else 59) if pipe in HASH_GRID else 192
+        assert kept.max() == samples  # icarus: its own sampler's 192
 
 
 def test_gscore_on_bicycle_by_hand() -> None:
@@ -198,7 +250,13 @@ def test_neurex_on_room_by_hand() -> None:
     g = pipeline("neurex", scene="room")
     assert g.frame_pixels == 1557 * 1038 == 1_616_166
     assert g.batches == math.ceil(1_616_166 / 4096) == 395
-    assert g.ops["N"].unique().to_list() == [24]
+    # room's 59 samples per ray (by hand in test_sampling_figures_by_hand)
+    assert g.ops["N"].unique().to_list() == [59]
+    # Instant-NGP's own renderer marches first: 975 steps per ray, 59 samples kept
+    ngp = pipeline("instant_ngp", scene="room").ops
+    assert ngp["op_type"].to_list()[:2] == ["OccupancyMarch", "UniformSampler"]
+    assert ngp["N"].to_list() == [975, 59, 59, 59, 59, 59, 59]
+    assert ngp["B"].unique().to_list() == [4096]
 
 
 def test_lego_is_the_default_frame_of_ray_pipelines() -> None:
@@ -223,16 +281,21 @@ def test_keyword_arguments_override_the_scene() -> None:
     scaled = pipeline("3dgs", scene="bicycle", frame_pixels=1280 * 720)
     assert scaled.ops.equals(pipeline("3dgs", scene="bicycle", width=1178, height=783).ops)
     assert pipeline("neurex", scene="room", samples=48).ops["N"].unique().to_list() == [48]
+    # samples set the kept samples; the march stays the scene's
+    march = pipeline("instant_ngp", scene="room", samples=48).ops["N"].to_list()[:3]
+    assert march == [975, 48, 48]
 
 
 def test_samples_per_ray_of_a_scene_set_hash_grid_pipelines(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # No row publishes samples per ray yet: a scene that does sets N of the hash-grid
-    # NeRFs only (ICARUS's 192 is its sampler's, not the scene's).
+    # A scene's samples per ray set N of the hash-grid NeRFs only (ICARUS's 192 is
+    # its sampler's, not the scene's).
     made_up = Scene("made_up", "test", 64, 32, None, 30)
     monkeypatch.setattr("nerframe.builtin_pipelines.find_scene", lambda name: made_up)
     assert pipeline("neurex", scene="made_up").ops["N"].unique().to_list() == [30]
+    # no march steps given: the bounded scene's 394 (MARCH_STEPS)
+    assert pipeline("instant_ngp", scene="made_up").ops["N"].to_list()[:3] == [394, 30, 30]
     assert pipeline("icarus", scene="made_up").ops["N"].unique().to_list() == [192]
     assert pipeline("neurex", scene="made_up").frame_pixels == 2048
 
@@ -418,7 +481,8 @@ def test_an_unknown_scene_is_one_error_line(args: list[str], tmp_path: Path) -> 
 def test_scenes_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["scenes"]) == 0
     out = capsys.readouterr().out
-    assert "bicycle" in out and "6,060,000" in out and "resolution_source" not in out
+    assert "bicycle" in out and "6,060,000" in out and "_source" not in out
+    assert "march_steps" in out
     assert "sources of each figure" in out
     assert main(["scenes", "-o", str(tmp_path / "s.csv")]) == 0
     assert pl.read_csv(tmp_path / "s.csv", schema=scenes().schema).equals(scenes())
