@@ -615,10 +615,8 @@ def _validation_section(page: _Page) -> None:
     columns = (
         "id",
         "tag",
-        "fixes",
         "metric",
         "op_type",
-        "parts",
         "workload",
         "bound",
         "value",
@@ -629,7 +627,6 @@ def _validation_section(page: _Page) -> None:
         "low",
         "high",
         "inside",
-        "pending",
         "source",
     )
     numbers = ("value", "predicted", "error", "score", "low", "high")
