@@ -740,8 +740,8 @@ OP_KERNELS: dict[str, OpKernels] = {
 }
 """Kernels per op type on a GPU (per run of the op: per frame for frame ops, per batch
 for batch ops); op types not listed launch one kernel of the ``data`` class
-(`DEFAULT_OP`). Classes: ``data``: ``max(bytes / W, FLOPs / (FP32 peak ×
-compute_efficiency))``, a custom kernel limited by DRAM or by its arithmetic (bytes:
+(`DEFAULT_OP`). Classes: ``data``: ``max(bytes / W, FLOPs / FP32 peak)``, a
+custom kernel limited by DRAM or by its arithmetic (bytes:
 the op's own and its hash-table reads, `op_seconds`'s ``gathered``); ``gemm``: each
 layer's GEMM at the GEMM fit of its shape and dtype; ``sort``: the sort's bytes (the graph
 counts its passes) at the sort rate's bandwidth (keys/s × `SORT_BYTES_PER_KEY`)."""
@@ -779,12 +779,29 @@ def accelerator_model(accel: Accelerator) -> GpuModel:
     return from_figures(accel.name, _scale(accel.name, datasheet(accel)))
 
 
+def reference(accel: Accelerator) -> Accelerator:
+    """The accelerator whose data sheet sets an op's time on `accel`'s GPU: its file as
+    written (`accel.path`), else `accel` itself. A variant of a file (a sweep point, a
+    band's corner, a calibration step) keeps its file's op times and scales them as the
+    scheduler scales any op's work (by the module's rate and the clock), so a sweep row
+    and a schedule of the same variant agree."""
+    return _file_accelerator(accel.path) if accel.path else accel
+
+
+@cache
+def _file_accelerator(path: str) -> Accelerator:
+    from nerframe.hardware import accelerator
+
+    return accelerator(path)
+
+
 def op_seconds(
     costs: pl.DataFrame, module: np.ndarray, accel: Accelerator, gathered: np.ndarray
 ) -> np.ndarray:
-    """Seconds (float64) of each row of a costs table on the GPU module it maps to
-    (`module`: the rows' module indices; rows on other modules get NaN; `gathered`: the
-    rows' hash-table read bytes, `nerframe.mapping.gathered_bytes`): its
+    """Seconds (float64) of each row of a costs table on the GPU module it maps to, at
+    the data sheet of `reference` (`module`: the rows' module indices; rows on other
+    modules get NaN; `gathered`: the rows' hash-table read bytes,
+    `nerframe.mapping.gathered_bytes`), before the GPU's efficiency: its
     synchronisations at ``alone_s - back_to_back_s`` each, plus its kernels
     (`OP_KERNELS`) each at least ``back_to_back_s`` (the host launches no faster),
     its work spread evenly over them; a GEMM per MLP layer at its own fit.
@@ -798,12 +815,10 @@ def op_seconds(
     """
     from nerframe.kernels.systolic import mlp_gemms
 
-    model = accelerator_model(accel)
-    modules = accel.modules
+    sheet = reference(accel)
+    model = accelerator_model(sheet)
     on_sm = sm_modules(accel)[module]
-    cuda = next(m for m in modules if m.name == "cuda_cores")
-    fp32 = cuda.count * cuda.throughput_ops_per_cycle * accel.frequency_mhz * 1e6
-    fp32 *= cuda.efficiency
+    fp32 = datasheet(sheet)["fp32"] * 1e12
     floor, sync = model.back_to_back_s, model.alone_s - model.back_to_back_s
     op_types = costs.get_column("op_type").cast(pl.String).to_list()
     flops = costs.get_column("flops").to_numpy()

@@ -24,7 +24,7 @@ import polars as pl
 
 from nerframe.accelerator_model import Accelerator, list_modules
 from nerframe.errors import InvalidInputError, UnmappedError
-from nerframe.gpu import op_seconds, sm_modules
+from nerframe.gpu import op_seconds, reference, sm_modules
 from nerframe.taxonomy import OP_TYPES, PREFERENCES, WORK_ITEMS
 
 HOST = "HOST"
@@ -130,13 +130,17 @@ def work(costs: pl.DataFrame, module: np.ndarray, accel: Accelerator) -> np.ndar
     on_gpu = sm_modules(accel)[module] if module.size else np.zeros(0, bool)
     if on_gpu.any():
         # A GPU runs an op as kernels (nerframe.gpu.op_seconds: launches, syncs, its
-        # class's rate); its work is that time in FLOPs at the module's rate, so that
-        # the scheduler's work / (throughput x efficiency x count) is exactly that time.
+        # class's rate, at its file's data sheet); its work is that time in FLOPs at
+        # the file's module rate and clock, so that the scheduler's work / (throughput
+        # x efficiency x count) is that time over the GPU's efficiency, and a variant
+        # (another clock, count or rate) scales it as it scales any op
+        sheet = reference(accel)
+        rates = {m.name: m.count * m.throughput_ops_per_cycle for m in sheet.modules}
         rate = np.array(
-            [m.count * m.throughput_ops_per_cycle * m.efficiency for m in accel.modules]
+            [rates.get(m.name, m.count * m.throughput_ops_per_cycle) for m in accel.modules]
         )
         seconds = op_seconds(costs, module, accel, gathered_bytes(costs, accel))
-        result[on_gpu] = seconds[on_gpu] * rate[module[on_gpu]] * accel.frequency_mhz * 1e6
+        result[on_gpu] = seconds[on_gpu] * rate[module[on_gpu]] * sheet.frequency_mhz * 1e6
     op_types = np.array(costs.get_column("op_type").to_list())
     for op_type, unit in sorted(set(zip(op_types.tolist(), units.tolist(), strict=True))):
         if unit == "flop":
