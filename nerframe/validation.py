@@ -308,9 +308,9 @@ def summary(table: pl.DataFrame) -> str:
 
 
 TRANSFERRED: tuple[str, ...] = tuple(g for g in GPUS if g not in ("xavier_nx", "orin_nx"))
-"""GPUs without a calibration row: they take the Orin NX's calibrated efficiency (the
-share of the FP32 peak its custom kernels reach, `nerframe.gpu.op_seconds`' ``data``
-class; every other class of a GPU has measured figures)."""
+"""GPUs without a calibration row: they take the Orin NX's calibrated efficiency (which
+divides every op's modelled time, `nerframe.gpu.op_seconds`: launches, syncs and class
+rates measured on an H200, scaled by data-sheet ratios)."""
 
 
 def calibrate(hardware: Accelerators | None = None) -> pl.DataFrame:
@@ -423,9 +423,8 @@ def _scale_power(accel: Accelerator, scale: float) -> Accelerator:
 
 
 def _set_efficiency(accel: Accelerator, efficiency: float) -> Accelerator:
-    # a GPU's calibrated efficiency is its custom kernels' share of the FP32 peak
-    # (nerframe.gpu.op_seconds); its DRAM's share is measured (W over the peak
-    # bandwidth, the H200's), and GEMMs, sorts and launches have measured figures
+    # a GPU's calibrated efficiency divides its ops' modelled times (nerframe.gpu
+    # .op_seconds); its DRAM's share is measured (W over the peak bandwidth, the H200's)
     modules = tuple(replace(m, efficiency=min(efficiency, 1.0)) for m in accel.modules)
     return replace(accel, modules=modules)
 
