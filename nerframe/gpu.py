@@ -785,13 +785,21 @@ def reference(accel: Accelerator) -> Accelerator:
     band's corner, a calibration step) keeps its file's op times and scales them as the
     scheduler scales any op's work (by the module's rate and the clock), so a sweep row
     and a schedule of the same variant agree."""
-    return _file_accelerator(accel.path) if accel.path else accel
+    if not accel.path:
+        return accel
+    try:
+        stat = Path(accel.path).stat()
+    except OSError:  # the file is gone: its loaded figures are all there is
+        return accel
+    return _file_accelerator(accel.path, stat.st_mtime_ns, stat.st_size)
 
 
 @cache
-def _file_accelerator(path: str) -> Accelerator:
+def _file_accelerator(path: str, mtime_ns: int, size: int) -> Accelerator:
+    """The accelerator file at `path` (cached while its time stamp and size hold)."""
     from nerframe.hardware import accelerator
 
+    del mtime_ns, size
     return accelerator(path)
 
 
