@@ -42,7 +42,10 @@ H200 profiles count 275 kernels for the hash-grid NeRF's 275 non-view calls).
 The figures of one GPU are fitted by `fit` from micro-benchmarks (``nerframe probe
 --device cuda``, or the H200 reference measurements stored in
 ``nerframe/systems/h200.json``); other GPUs are scaled from the H200's by data-sheet
-ratios (`scaled`, ``docs/gpus.md``).
+ratios (`scaled`, ``docs/gpus.md``). The ops of the built-in pipelines on a GPU
+accelerator run as kernels too (`op_seconds`: the kernels each op type launches,
+`OP_KERNELS`, and the class its work runs at), which is how ``nerframe schedule``,
+``analyze`` and ``validate`` time a GPU.
 
 >>> m = gpu_model("h200")
 >>> from nerframe.trace.tracefile import Kernel, Trace, dtype_bits

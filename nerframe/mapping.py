@@ -113,6 +113,9 @@ def _codes(op_types: Sequence[str] | pl.Series) -> tuple[np.ndarray, list[str]]:
 def work(costs: pl.DataFrame, module: np.ndarray, accel: Accelerator) -> np.ndarray:
     """Work of each row (float64) in the unit of the module it maps to; on a FLOP-rated
     module with a ``bitwidth``, FLOPs of wider operands cost more (`precision_factor`).
+    On a GPU's SMs (`nerframe.gpu.sm_modules`) a row's work is its kernels' time
+    (`nerframe.gpu.op_seconds`: launches, syncs, class rates) in FLOPs at the module's
+    rate and clock as its file gives them.
 
     `costs` is a costs table (its ``flops`` column is the work of FLOP-rated
     modules); `module` the rows' module indices (`map_operators`). A row mapped to a
