@@ -42,7 +42,10 @@ H200 profiles count 275 kernels for the hash-grid NeRF's 275 non-view calls).
 The figures of one GPU are fitted by `fit` from micro-benchmarks (``nerframe probe
 --device cuda``, or the H200 reference measurements stored in
 ``nerframe/systems/h200.json``); other GPUs are scaled from the H200's by data-sheet
-ratios (`scaled`, ``docs/gpus.md``).
+ratios (`scaled`, ``docs/gpus.md``). The ops of the built-in pipelines on a GPU
+accelerator run as kernels too (`op_seconds`: the kernels each op type launches,
+`OP_KERNELS`, and the class its work runs at), which is how ``nerframe schedule``,
+``analyze`` and ``validate`` time a GPU.
 
 >>> m = gpu_model("h200")
 >>> from nerframe.trace.tracefile import Kernel, Trace, dtype_bits
@@ -59,8 +62,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, NamedTuple
 
+import numpy as np
+import polars as pl
+
+from nerframe.accelerator_model import Accelerator
 from nerframe.errors import InvalidInputError
 from nerframe.trace.host import (
     GATHERS,
@@ -291,7 +298,6 @@ def _best_median(
     rows: Sequence[Mapping[str, Any]], overhead: float, floor: float, bandwidth: float
 ) -> tuple[float, GemmFit]:
     """The GEMM fit (grid search) with the least median |log10| error over `rows`."""
-    import numpy as np
 
     mm = np.array([r["M"] for r in rows], float)
     kk = np.array([r["K"] for r in rows], float)
@@ -322,7 +328,8 @@ def fit(micro: Mapping[str, Any]) -> dict[str, Any]:
     bandwidth and gather rate at the largest size measured, net of the fixed cost
     (``bytes / (seconds - (alone_s - back_to_back_s))``, the median over the element-wise
     ops); each GEMM dtype's (P, k0, n0, m0) by grid search for the least median
-    |log10(measured / predicted)|; the sort rate when measured.
+    |log10(measured / predicted)|; the sort rate when measured (the slope between its
+    two largest sizes: a sort's own fixed cost is several launches).
 
     >>> micro = {"launch": {"single_add_1elem_event_s": 2e-5, "back_to_back_add_1elem_s": 1e-5},
     ...          "elementwise": [{"op": "add", "elements": 1, "bytes": 4e9, "seconds": 1.01e-3}],
@@ -374,9 +381,15 @@ def fit(micro: Mapping[str, Any]) -> dict[str, Any]:
             lookups = top["lookups"] / _net(top["seconds"], overhead)
             points.append([table * width, _figure(lookups)])
         figures["gather"] = points
-    sorts = list(micro.get("sort", []))
-    if sorts:
-        top = max(sorts, key=lambda r: r["keys"])
+    sorts = sorted(micro.get("sort", []), key=lambda r: r["keys"])
+    if len(sorts) > 1 and sorts[-1]["seconds"] > sorts[-2]["seconds"]:
+        # torch.sort launches several kernels (indices, histogram, a kernel per pass),
+        # a fixed cost of its own: its rate is the slope between the two largest sizes
+        below, top = sorts[-2], sorts[-1]
+        slope = (top["keys"] - below["keys"]) / (top["seconds"] - below["seconds"])
+        figures["sort_keys_per_s"] = _figure(slope)
+    elif sorts:
+        top = sorts[-1]
         figures["sort_keys_per_s"] = _figure(top["keys"] / _net(top["seconds"], overhead))
     gemm: dict[str, dict[str, float]] = {}
     for dtype in sorted({r["dtype"] for r in micro.get("gemm", [])}):
@@ -480,31 +493,43 @@ def _system_document(name: str) -> dict[str, Any]:
 
 
 def _accelerator_figures(name: str) -> dict[str, float]:
-    """Data-sheet figures of a built-in GPU accelerator: FP32 and dense FP16 tensor peaks
-    (TFLOP/s, SMs × FLOP/cycle × clock), DRAM bandwidth (GB/s), SM count, L2 (bytes)."""
-    path = Path(__file__).parent / "accelerators" / f"{name}.json"
-    document = json.loads(path.read_text(encoding="utf-8"))
-    modules = {m["name"]: m for m in document["modules"]}
-    mhz = float(document["frequency_mhz"])
+    """Data-sheet figures of a built-in GPU accelerator (`datasheet`)."""
+    from nerframe.hardware import accelerator
+
+    return datasheet(accelerator(name))
+
+
+def datasheet(accel: Accelerator) -> dict[str, float]:
+    """Data-sheet figures of a GPU accelerator (its ``cuda_cores`` and ``tensor_cores``
+    modules, the GPU files' convention): FP32 and dense FP16 tensor peaks (TFLOP/s,
+    SMs × FLOP/cycle × clock), DRAM bandwidth (GB/s), SM count, L2 (bytes).
+
+    >>> from nerframe.hardware import accelerator
+    >>> round(datasheet(accelerator("a6000"))["fp32"], 2)
+    38.71
+    """
+    modules = {m.name: m for m in accel.modules}
+    mhz = float(accel.frequency_mhz)
 
     def peak(module: str) -> float:
         m = modules[module]
-        return float(m["count"] * m["throughput_ops_per_cycle"]) * mhz * 1e6 / 1e12
+        return float(m.count * m.throughput_ops_per_cycle) * mhz * 1e6 / 1e12
 
-    l2_kb = document.get("l2_cache_kb") or JETSON_L2_KB[name]
+    l2_kb = accel.l2_cache_kb or JETSON_L2_KB[accel.name]
     return {
         "fp32": peak("cuda_cores"),
         "tensor": peak("tensor_cores"),
-        "bandwidth_gbps": float(document["dram_bandwidth_gbps"]),
-        "sms": float(modules["cuda_cores"]["count"]),
+        "bandwidth_gbps": float(accel.dram_bandwidth_gbps),
+        "sms": float(modules["cuda_cores"].count),
         "l2_bytes": float(l2_kb) * 1024,
     }
 
 
-JETSON_L2_KB: dict[str, int] = {"orin_nx": 4096, "xavier_nx": 512}
+JETSON_L2_KB: dict[str, int] = {"orin_nx": 4096, "xavier_nx": 512, "gaurast": 4096, "gbu": 4096}
 """L2 of the Jetson GPUs (the accelerator files give none): Orin's Ampere GPU 4 MB
 (NVIDIA Jetson Orin Series Technical Brief, v1.2, 'GPU'); Xavier's Volta GPU 512 KB
-(NVIDIA Jetson AGX Xavier Technical Brief / Volta GV10B: 512 KB L2)."""
+(NVIDIA Jetson AGX Xavier Technical Brief / Volta GV10B: 512 KB L2). GauRast and GBU
+extend the Orin NX (their files add units beside its GPU)."""
 
 GPUS: tuple[str, ...] = (
     "h200",
@@ -533,12 +558,22 @@ def scaled(name: str) -> dict[str, Any]:
     >>> s = scaled("a100"); round(s["bandwidth_gbps"] / scaled("h200")["bandwidth_gbps"], 4)
     0.4031
     """
+    if name == REFERENCE:
+        return _scale(name, None)
+    return _scale(name, _accelerator_figures(name))
+
+
+def _scale(name: str, target: Mapping[str, float] | None) -> dict[str, Any]:
+    """The H200's kernel figures scaled to the data-sheet figures `target` (None: the
+    H200's own)."""
     reference = _system_document(REFERENCE)
     figures: dict[str, Any] = json.loads(json.dumps(reference["kernels"]))
-    if name == REFERENCE:
+    # classes micro.json does not measure, from a CUDA probe of the same H200
+    for key, value in reference.get("probe", {}).get("figures", {}).items():
+        figures.setdefault(key, value)
+    if target is None:
         return figures
     ref = reference["datasheet"]
-    target = _accelerator_figures(name)
     memory = target["bandwidth_gbps"] / ref["bandwidth_gbps"]
     for key in ("bandwidth_gbps", "reduce_gbps", "scan_gbps", "cat_last_gbps"):
         if key in figures:
@@ -633,3 +668,204 @@ def probe_model(path: str | Path, trace: Trace | None = None) -> GpuModel:
     tf32 = bool(trace.extra.get("tf32_matmul", False)) if trace is not None else False
     name = str(document.get("device", "cuda"))
     return from_figures(name, {**figures, "source": f"probe {path}"}, tf32=tf32)
+
+
+# --- Ops of the built-in pipelines on a GPU (schedule, analyze, validate) ------------
+
+OpClass = Literal["data", "gemm", "sort"]
+
+
+class OpKernels(NamedTuple):
+    """How a GPU runs one op of a built-in pipeline: the kernels it launches, the host
+    synchronisations it waits for (each pays ``alone_s - back_to_back_s`` once more:
+    the GPU drains, the host launches anew), and the class its work runs at."""
+
+    launches: int
+    syncs: int
+    kind: OpClass
+    source: str
+
+
+OP_KERNELS: dict[str, OpKernels] = {
+    # 3DGS: the official CUDA rasteriser (graphdeco-inria/diff-gaussian-rasterization,
+    # CudaRasterizer::Rasterizer::forward and RasterizeGaussiansCUDA)
+    "FrustumCulling": OpKernels(
+        3,
+        1,
+        "data",
+        "preprocessCUDA (its culling test is its first step) and the two torch::full of "
+        "the outputs (colour, radii); the frame starts after the host's last sync",
+    ),
+    "GaussianPreprocess": OpKernels(
+        2,
+        0,
+        "data",
+        "projection and SH run inside preprocessCUDA; cub::DeviceScan::InclusiveSum of "
+        "the tiles touched (2 kernels)",
+    ),
+    "TileDuplicate": OpKernels(
+        1,
+        1,
+        "data",
+        "duplicateWithKeys; the host reads the pair count back (cudaMemcpy) first",
+    ),
+    "RadixSort": OpKernels(
+        8,
+        0,
+        "sort",
+        "cub::DeviceRadixSort::SortPairs, onesweep (CUB >= 1.15): a histogram kernel, "
+        "a scan kernel and one kernel per 8-bit pass, six passes (docs/workloads.md); "
+        "assumption, range 8-18 (older CUB: three kernels per pass)",
+    ),
+    "TileBlend": OpKernels(
+        3, 0, "data", "cudaMemset of the tile ranges, identifyTileRanges, renderCUDA"
+    ),
+    "Sorting": OpKernels(8, 0, "sort", "a radix sort as RadixSort (assumption)"),
+    # NeRFs: tiny-cuda-nn / nerfacc-style kernels, one per stage (assumption)
+    "HashEncoding": OpKernels(
+        1,
+        0,
+        "data",
+        "tiny-cuda-nn's grid encoding: one kernel over every level; its table reads "
+        "are the hash grid's sectors (nerframe.mapping.gathered_bytes: a voxel's corners "
+        "share sectors, a level's table stays in the L2), not the micro-benchmark's "
+        "uniformly random rows",
+    ),
+    "HashLookup": OpKernels(1, 0, "data", "as HashEncoding"),
+    "MLP": OpKernels(
+        0,
+        0,
+        "gemm",
+        "one GEMM kernel per layer (two per layer backward: input and weight gradients), "
+        "the activation fused into it; assumption: tiny-cuda-nn fuses a whole network "
+        "into one kernel, PyTorch runs two per layer",
+    ),
+}
+"""Kernels per op type on a GPU (per run of the op: per frame for frame ops, per batch
+for batch ops); op types not listed launch one kernel of the ``data`` class
+(`DEFAULT_OP`). Classes: ``data``: ``max(bytes / W, FLOPs / FP32 peak)``, a
+custom kernel limited by DRAM or by its arithmetic (bytes:
+the op's own and its hash-table reads, `op_seconds`'s ``gathered``); ``gemm``: each
+layer's GEMM at the GEMM fit of its shape and dtype; ``sort``: the sort's bytes (the graph
+counts its passes) at the sort rate's bandwidth (keys/s × `SORT_BYTES_PER_KEY`)."""
+
+DEFAULT_OP = OpKernels(1, 0, "data", "one custom kernel (assumption)")
+
+SORT_BYTES_PER_KEY = DEFAULTS["sort_bytes_per_key"]
+"""Bytes a key of the sort rate moves (its 4 passes over 32-bit keys and int64 indices):
+turns the measured keys/s into the bandwidth a graph's sort moves its bytes at."""
+
+
+def sm_modules(accel: Accelerator) -> np.ndarray:
+    """Whether each module of `accel` is a GPU's SMs (``cuda_cores`` or ``tensor_cores``
+    of a GPU file, or of a file that extends one): ops there run as GPU kernels.
+
+    >>> from nerframe.hardware import accelerator
+    >>> sm_modules(accelerator("gaurast")).tolist()
+    [True, True, False]
+    """
+    names = ("cuda_cores", "tensor_cores")
+    if not all(any(m.name == n for m in accel.modules) for n in names):
+        return np.zeros(len(accel.modules), bool)
+    return np.array([m.name in names for m in accel.modules], bool)
+
+
+def accelerator_model(accel: Accelerator) -> GpuModel:
+    """The kernel model of a GPU accelerator (or one that extends a GPU): the H200's
+    figures scaled to its data sheet (`datasheet`, `scaled`'s rules).
+
+    >>> from nerframe.hardware import accelerator
+    >>> m = accelerator_model(accelerator("a6000"))
+    >>> round(m.bandwidth / 1e9, 1)  # 4,106 GB/s x 768 / 4,800
+    657.0
+    """
+    return from_figures(accel.name, _scale(accel.name, datasheet(accel)))
+
+
+def reference(accel: Accelerator) -> Accelerator:
+    """The accelerator whose data sheet sets an op's time on `accel`'s GPU: its file as
+    written (`accel.path`), else `accel` itself. A variant of a file (a sweep point, a
+    band's corner, a calibration step) keeps its file's op times and scales them as the
+    scheduler scales any op's work (by the module's rate and the clock), so a sweep row
+    and a schedule of the same variant agree."""
+    if not accel.path:
+        return accel
+    try:
+        stat = Path(accel.path).stat()
+    except OSError:  # the file is gone: its loaded figures are all there is
+        return accel
+    return _file_accelerator(accel.path, stat.st_mtime_ns, stat.st_size)
+
+
+@cache
+def _file_accelerator(path: str, mtime_ns: int, size: int) -> Accelerator:
+    """The accelerator file at `path` (cached while its time stamp and size hold)."""
+    from nerframe.hardware import accelerator
+
+    del mtime_ns, size
+    return accelerator(path)
+
+
+def op_seconds(
+    costs: pl.DataFrame, module: np.ndarray, accel: Accelerator, gathered: np.ndarray
+) -> np.ndarray:
+    """Seconds (float64) of each row of a costs table on the GPU module it maps to, at
+    the data sheet of `reference` (`module`: the rows' module indices; rows on other
+    modules get NaN; `gathered`: the rows' hash-table read bytes,
+    `nerframe.mapping.gathered_bytes`), before the GPU's efficiency: its
+    synchronisations at ``alone_s - back_to_back_s`` each, plus its kernels
+    (`OP_KERNELS`) each at least ``back_to_back_s`` (the host launches no faster),
+    its work spread evenly over them; a GEMM per MLP layer at its own fit.
+
+    >>> import nerframe
+    >>> c = nerframe.costs(nerframe.pipeline("3dgs", gaussians=1000).ops)
+    >>> a = nerframe.accelerator("a6000")
+    >>> s = op_seconds(c, np.zeros(c.height, np.int64), a, np.zeros(c.height))
+    >>> round(float(s[0]) * 1e6, 1)  # a sync (13.2 us) + 3 launch-bound kernels (29.9 us)
+    43.1
+    """
+    from nerframe.kernels.systolic import mlp_gemms
+
+    sheet = reference(accel)
+    model = accelerator_model(sheet)
+    on_sm = sm_modules(accel)[module]
+    fp32 = datasheet(sheet)["fp32"] * 1e12
+    floor, sync = model.back_to_back_s, model.alone_s - model.back_to_back_s
+    op_types = costs.get_column("op_type").cast(pl.String).to_list()
+    flops = costs.get_column("flops").to_numpy()
+    moved = costs.get_column("bytes_total").to_numpy() + gathered
+    result = np.full(costs.height, np.nan)
+    for i in np.flatnonzero(on_sm).tolist():
+        op = OP_KERNELS.get(op_types[i], DEFAULT_OP)
+        row = costs.row(i, named=True)
+        memory = moved[i] / model.bandwidth
+        if op.kind == "gemm":
+            dtype = "float32" if row["bitwidth"] > 16 else _half(model)
+            gemms = mlp_gemms(
+                row["B"] * row["N"],
+                row["in_dim"],
+                row["num_layers"],
+                row["layer_width"],
+                row["out_dim"],
+                row["skip_connections"] or [],
+                backward=bool(row["backward"]),
+            )
+            layers = [
+                2.0 * m * k * n / model.gemm_fit(dtype, k, n).rate(max(m, k), k, n)
+                for m, k, n in gemms
+            ]
+            kernels = sum(max(floor, w) for w in layers)
+            result[i] = op.syncs * sync + max(kernels, memory)
+            continue
+        if op.kind == "sort":
+            work = float(moved[i]) / (model.sort_rate * SORT_BYTES_PER_KEY)
+        else:
+            work = max(float(memory), float(flops[i]) / fp32)
+        result[i] = op.syncs * sync + max(op.launches * floor, work)
+    return result
+
+
+def _half(model: GpuModel) -> str:
+    """The half-precision GEMM fit a 16-bit (or narrower) MLP runs at: float16's where
+    measured, else bfloat16's (the same dense tensor peak on every data sheet)."""
+    return "float16" if "float16" in model.gemm else "bfloat16"

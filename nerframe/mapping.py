@@ -24,6 +24,7 @@ import polars as pl
 
 from nerframe.accelerator_model import Accelerator, list_modules
 from nerframe.errors import InvalidInputError, UnmappedError
+from nerframe.gpu import op_seconds, reference, sm_modules
 from nerframe.taxonomy import OP_TYPES, PREFERENCES, WORK_ITEMS
 
 HOST = "HOST"
@@ -112,6 +113,9 @@ def _codes(op_types: Sequence[str] | pl.Series) -> tuple[np.ndarray, list[str]]:
 def work(costs: pl.DataFrame, module: np.ndarray, accel: Accelerator) -> np.ndarray:
     """Work of each row (float64) in the unit of the module it maps to; on a FLOP-rated
     module with a ``bitwidth``, FLOPs of wider operands cost more (`precision_factor`).
+    On a GPU's SMs (`nerframe.gpu.sm_modules`) a row's work is its kernels' time
+    (`nerframe.gpu.op_seconds`: launches, syncs, class rates) in FLOPs at the module's
+    rate and clock as its file gives them.
 
     `costs` is a costs table (its ``flops`` column is the work of FLOP-rated
     modules); `module` the rows' module indices (`map_operators`). A row mapped to a
@@ -126,12 +130,26 @@ def work(costs: pl.DataFrame, module: np.ndarray, accel: Accelerator) -> np.ndar
     """
     units = np.array([m.unit for m in accel.modules])[module]
     result = costs.get_column("flops").to_numpy().astype(np.float64, copy=True)
+    on_gpu = sm_modules(accel)[module] if module.size else np.zeros(0, bool)
+    if on_gpu.any():
+        # A GPU runs an op as kernels (nerframe.gpu.op_seconds: launches, syncs, its
+        # class's rate, at its file's data sheet); its work is that time in FLOPs at
+        # the file's module rate and clock, so that the scheduler's work / (throughput
+        # x efficiency x count) is that time over the GPU's efficiency, and a variant
+        # (another clock, count or rate) scales it as it scales any op
+        sheet = reference(accel)
+        rates = {m.name: m.count * m.throughput_ops_per_cycle for m in sheet.modules}
+        rate = np.array(
+            [rates.get(m.name, m.count * m.throughput_ops_per_cycle) for m in accel.modules]
+        )
+        seconds = op_seconds(costs, module, accel, gathered_bytes(costs, accel))
+        result[on_gpu] = seconds[on_gpu] * rate[module[on_gpu]] * sheet.frequency_mhz * 1e6
     op_types = np.array(costs.get_column("op_type").to_list())
     for op_type, unit in sorted(set(zip(op_types.tolist(), units.tolist(), strict=True))):
         if unit == "flop":
             continue
         factors = WORK_ITEMS[op_type].get(unit)
-        rows = (op_types == op_type) & (units == unit)
+        rows = (op_types == op_type) & (units == unit) & ~on_gpu
         if factors is None:
             names = sorted({accel.modules[i].name for i in module[rows]})
             counted = ", ".join(["flop", *WORK_ITEMS[op_type]])
@@ -145,7 +163,8 @@ def work(costs: pl.DataFrame, module: np.ndarray, accel: Accelerator) -> np.ndar
         result[rows] = _product(costs, rows, factors)
     widths = np.array([m.bitwidth or 0 for m in accel.modules])[module]
     if widths.any():
-        result *= precision_factor(costs.get_column("bitwidth").to_numpy(), widths)
+        factor = precision_factor(costs.get_column("bitwidth").to_numpy(), widths)
+        result *= np.where(on_gpu, 1.0, factor)
     return result
 
 

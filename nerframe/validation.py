@@ -308,7 +308,9 @@ def summary(table: pl.DataFrame) -> str:
 
 
 TRANSFERRED: tuple[str, ...] = tuple(g for g in GPUS if g not in ("xavier_nx", "orin_nx"))
-"""GPUs without a calibration row: they take the Orin NX's calibrated efficiency."""
+"""GPUs without a calibration row: they take the Orin NX's calibrated efficiency (which
+divides every op's modelled time, `nerframe.gpu.op_seconds`: launches, syncs and class
+rates measured on an H200, scaled by data-sheet ratios)."""
 
 
 def calibrate(hardware: Accelerators | None = None) -> pl.DataFrame:
@@ -421,9 +423,10 @@ def _scale_power(accel: Accelerator, scale: float) -> Accelerator:
 
 
 def _set_efficiency(accel: Accelerator, efficiency: float) -> Accelerator:
-    # a GPU's own modules and its DRAM share one calibrated efficiency
+    # a GPU's calibrated efficiency divides its ops' modelled times (nerframe.gpu
+    # .op_seconds); its DRAM's share is measured (W over the peak bandwidth, the H200's)
     modules = tuple(replace(m, efficiency=min(efficiency, 1.0)) for m in accel.modules)
-    return replace(accel, modules=modules, memory_efficiency=min(efficiency, 1.0))
+    return replace(accel, modules=modules)
 
 
 def accuracy(table: pl.DataFrame) -> pl.DataFrame:

@@ -163,13 +163,25 @@ def test_float32_never_runs_at_the_tensor_peak_unless_tf32_is_recorded() -> None
     assert tf32 == pytest.approx(bf16 / 2) and tf32 > f32
 
 
-def test_sort_class_is_the_documented_assumption() -> None:
+def test_sort_class_is_the_cuda_probe_s_measured_slope() -> None:
+    # micro.json measures no sort; nerframe probe --device cuda on the same H200 timed
+    # torch.sort of 262,144 and 4,194,304 float32 keys in 106.96 and 295.60 us: its rate
+    # beyond its own fixed cost (several launches) is the slope between them
+    stored = json.loads((Path(gpu.__file__).with_name("systems") / "h200.json").read_text())
+    below, top = stored["probe"]["sort"]
+    assert (below["keys"], top["keys"]) == (262144, 4194304)
+    slope = (4194304 - 262144) / (top["seconds"] - below["seconds"])
+    assert slope == pytest.approx(2.084e10, rel=1e-3)
     m = gpu.gpu_model("h200")
+    assert m.sort_rate == pytest.approx(slope, rel=1e-3)
     keys = 2**22
     kernel = Kernel("sort", [[keys]], ["float32"], [[keys], [keys]], ["float32", "int64"])
     seconds, kind = m.work_seconds(kernel)
-    # 96 bytes per key (4 radix passes of 8 bits, reading and writing 12-byte pairs) at W
-    assert kind == "sort" and seconds == pytest.approx(keys * 96 / m.bandwidth)
+    assert kind == "sort" and seconds == pytest.approx(keys / slope, rel=1e-3)
+    # the probe's fit of these rows is the stored figure
+    probe = {"launch": stored["probe"]["launch"], "sort": stored["probe"]["sort"]}
+    probe["elementwise"] = [{"op": "add", "elements": 1, "bytes": 1.0, "seconds": 1.0}]
+    assert gpu.fit(probe)["sort_keys_per_s"] == stored["probe"]["figures"]["sort_keys_per_s"]
 
 
 def test_other_gpus_are_scaled_by_data_sheet_ratios() -> None:
@@ -224,27 +236,34 @@ def test_traces_whole_forward_within_1_3x(traces: dict[str, Path]) -> None:
 
 @pytest.mark.filterwarnings("ignore")
 def test_traces_per_op_errors(traces: dict[str, Path], tmp_path: Path) -> None:
-    """Per-op median |log10(measured / predicted)| on the four traces. Reached: 0.08-0.15
-    on the hash-grid model, 0.37-0.46 on the vanilla NeRF (its slow last-dimension
-    ``cat`` and launch-bound sampler; docs/gpus.md); the roofline was 1.32 overall."""
+    """Per-op median |log10(measured / predicted)| on the four traces. Reached: 0.06 on
+    the hash-grid model, 0.07-0.10 on the vanilla NeRF (0.37-0.46 before the CUDA
+    probe's narrow ``cat`` joined the stored figures; docs/gpus.md); the roofline was
+    1.32 overall."""
     heldout = _heldout_map(tmp_path)
     m = gpu.gpu_model("h200")
-    bounds = {"vanilla": 0.5, "hashgrid": 0.2}
+    bounds = {"vanilla": 0.15, "hashgrid": 0.1}
     pooled = []
     for name, path in traces.items():
         table = compare(read_traced_graph(path, [heldout]).measured, m)
         error = median_log_error(table)
         assert error is not None and error <= bounds[name.split(".")[0]], (name, error)
         pooled.extend(table["log_error"].drop_nulls().to_list())
-    assert sorted(pooled)[len(pooled) // 2] <= 0.3
+    assert sorted(pooled)[len(pooled) // 2] <= 0.15
 
 
 @pytest.mark.filterwarnings("ignore")
 def test_cli_compare_with_a_cuda_probe(
     micro: dict, traces: dict[str, Path], tmp_path: Path, capsys
 ) -> None:
+    # micro.json plus the classes the stored figures take from the H200's CUDA probe
+    stored = json.loads((Path(gpu.__file__).with_name("systems") / "h200.json").read_text())
+    cat = [{**r, "op": "cat_last_narrow"} for r in stored["probe"]["cat_last_narrow"]]
+    document = {**micro, "format": "nerframe-probe", "device_kind": "cuda"}
+    document["sort"] = stored["probe"]["sort"]
+    document["elementwise"] = [*micro["elementwise"], *cat]
     probe = tmp_path / "cuda.probe.json"
-    probe.write_text(json.dumps({**micro, "format": "nerframe-probe", "device_kind": "cuda"}))
+    probe.write_text(json.dumps(document))
     heldout = _heldout_map(tmp_path)
     trace = traces["hashgrid.4096"]
     args = ["trace", "compare", str(trace), "--map", str(heldout), "--format", "csv"]
@@ -252,10 +271,11 @@ def test_cli_compare_with_a_cuda_probe(
     by_probe = capsys.readouterr()
     assert main([*args, "--system", "h200"]) == 0
     by_system = capsys.readouterr()
-    # the probe's fit is the stored H200 figures' fit: the same predictions
+    # the probe's fit is the stored H200 figures' fit: the same predictions (the narrow
+    # cat's rate nets out micro.json's launch overhead here, the probe's in the file)
     a = pl.read_csv(by_probe.out.encode())["predicted_s"].to_list()
     b = pl.read_csv(by_system.out.encode())["predicted_s"].to_list()
-    assert a == pytest.approx(b, rel=1e-6)
+    assert a == pytest.approx(b, rel=1e-3)
     assert "whole forward" in by_probe.err
 
 
@@ -322,9 +342,20 @@ def test_a_cat_along_a_narrow_last_dimension_uses_the_probed_rate() -> None:
     moved = 2 * 63 * rows * 4  # every piece read once, the output written once
     assert model.work_seconds(last)[0] == pytest.approx(moved / 500e9)
     assert model.work_seconds(first)[0] == pytest.approx(4 * 3 * rows * 4 / model.bandwidth)
-    # without a probe's measurement (the H200's stored figures) it is element-wise at W
+    # the H200's stored figures: the CUDA probe's narrow cat (micro.json has none), its
+    # 528,482,304 bytes at 2^26 elements in 773.95 us net of the probe's launch overhead
+    stored = json.loads((Path(gpu.__file__).with_name("systems") / "h200.json").read_text())
+    (row,) = stored["probe"]["cat_last_narrow"]
+    launch = stored["probe"]["launch"]
+    overhead = launch["single_add_1elem_event_s"] - launch["back_to_back_add_1elem_s"]
+    rate = row["bytes"] / (row["seconds"] - overhead)
     h200 = gpu.gpu_model("h200")
-    assert h200.work_seconds(last)[0] == pytest.approx(moved / h200.bandwidth)
+    assert h200.work_seconds(last)[0] == pytest.approx(moved / rate, rel=1e-3)
+    assert rate < h200.bandwidth / 5  # far below the element-wise W
+    # without any measurement of it, a cat along the last dimension runs at W
+    plain = {k: v for k, v in gpu.scaled("h200").items() if k != "cat_last_gbps"}
+    unprobed = gpu.from_figures("unprobed", plain)
+    assert unprobed.work_seconds(last)[0] == pytest.approx(moved / unprobed.bandwidth)
 
 
 def test_bad_cuda_probes_and_systems_are_one_error_line(tmp_path: Path, capsys) -> None:

@@ -238,7 +238,17 @@ def test_part_areas_of_every_module_and_block_add_up_to_the_accelerator() -> Non
 def test_calibration_rows_are_met_by_the_builtin_files(table: pl.DataFrame) -> None:
     rows = _rows(table)
     calibrated = [*table.filter(tag="calibration")["id"], "icarus-energy"]
-    for name in calibrated:  # rounding to four digits leaves < 1 %
+    clamped = {
+        r["row"]
+        for r in calibrate().iter_rows(named=True)
+        if r["parameter"] == "efficiency" and r["value"] == 1.0
+    }
+    # with measured class rates (nerframe.gpu) both GPU rows need more than the FP32
+    # peak: the efficiency clamps at 1 and the GPU stays slower than published
+    assert clamped == {"orin-3dgs", "xavier-nerf"}
+    for name in clamped:
+        assert -0.2 < rows[name]["error"] < 0, name
+    for name in set(calibrated) - clamped:  # rounding to four digits leaves < 1 %
         assert abs(rows[name]["error"]) < 0.01, name
     # held out: the file's modules + SRAM against the paper's 16.5 mm2
     assert rows["icarus-area"]["predicted"] == nerframe.accelerator("icarus").area_mm2
@@ -277,12 +287,19 @@ KNOWN_MISSES = {
     # 4.5x slower than that predicts, which no per-scene figure yet explains
     "a6000-ngp-deepblending": "hash-grid samples per ray on Deep Blending",
     # Lego takes the bounded scene's 24 samples and 394 march steps on every
-    # accelerator, unchanged here; the miss lies elsewhere (cause 5 is a candidate)
-    "neurex-server-lego-fps": "not sampling: the bounded scene, unchanged",
-    # cause 2: no fixed cost per kernel or per frame on a GPU
-    "a6000-3dgs-synthetic": "GPU fixed costs on a small scene",
-    "gbu-lego-fps": "GPU fixed costs on a small scene",
-    "a6000-3dgs-tanks": "GPU fixed costs per frame",
+    # accelerator; the miss lies elsewhere (cause 5 is a candidate)
+    "neurex-server-lego-fps": "not sampling: the bounded scene",
+    # a GPU runs an MLP layer as a GEMM at the fit of its shape (nerframe.gpu): narrow
+    # layers over a 4096- or 8192-ray batch reach a few per cent of the tensor peak,
+    # where Instant-NGP's own fully fused tiny-cuda-nn network runs far faster; and
+    # the batches' kernel launches add up (157 batches a Lego frame)
+    "titan-rtx-ngp-lego": "narrow MLP layers as GEMMs, per-batch launches",
+    "neurex-server-speedup": "narrow MLP layers as GEMMs, per-batch launches",
+    # the radix sort at the H200's measured sort rate, scaled by the DRAM bandwidth
+    # ratio, takes 36 % of the Orin NX's frame (published 14-24 %): the GPU half of
+    # GauRast and GBU, which keep the sort, is too slow beside their own units
+    "gaurast-speedup": "the Orin NX's radix sort",
+    "gbu-lego-fps": "the Orin NX's radix sort",
     # GBU's per-pixel row ops charge every Gaussian-pixel pair through DRAM on the GPU
     "gbu-irss-on-gpu": "row blending's DRAM traffic on the GPU",
 }
@@ -442,8 +459,9 @@ def test_builtin_files_hold_the_calibrated_values() -> None:
     assert found[("icarus", "power_scale")] == 1.0  # already applied
     for gpu in ("xavier_nx", "orin_nx", *validation.TRANSFERRED):
         a = nerframe.accelerator(gpu)
-        assert a.memory_efficiency == found[(gpu, "efficiency")]
         assert {m.efficiency for m in a.modules} == {found[(gpu, "efficiency")]}
+        # the DRAM's share is measured, not calibrated: the H200's 4,106 of 4,800 GB/s
+        assert a.memory_efficiency == round(4106 / 4800, 4)
     rast = nerframe.accelerator("gaurast").modules[-1]
     assert (
         rast.throughput_ops_per_cycle
@@ -522,12 +540,14 @@ def test_gscore_speedup_is_over_plain_3dgs_on_the_gpu(table: pl.DataFrame) -> No
     assert row["predicted"] == pytest.approx(mine / gpu, rel=1e-12)
 
 
-def test_gbu_row_setup_on_the_gpu_is_its_operands_over_the_calibrated_bandwidth() -> None:
+def test_gbu_row_setup_on_the_gpu_is_its_operands_over_the_measured_bandwidth() -> None:
     # 57,600 tile rows x 1,389 Gaussians (the tile list of the frame model: 500,000 visible
-    # Gaussians x 10 tiles over 3,600 tiles) x (5 + 5) elements x 2 bytes through DRAM at the
-    # Orin NX's 102.4 GB/s x 0.8896 efficiency, 918 MHz: memory-bound on the CUDA cores
+    # Gaussians x 10 tiles over 3,600 tiles) x (5 + 5) elements x 2 bytes through DRAM at
+    # the H200's measured element-wise bandwidth scaled to the Orin NX (4,106 GB/s x
+    # 102.4 / 4,800), 918 MHz: one kernel, far longer than its launch
     run = nerframe.schedule(nerframe.pipeline("gbu"), "orin_nx").schedule
     gen = run.filter(op_type="RowGeneration").row(0, named=True)
-    bytes_per_cycle = 102.4e9 / 918e6 * 0.8896
-    assert gen["module"] == "cuda_cores" and gen["bound"] == "memory"
-    assert gen["memory_cycles"] == pytest.approx(57_600 * 1389 * 10 * 2 / bytes_per_cycle, rel=1e-6)
+    seconds = 57_600 * 1389 * 10 * 2 / (4106e9 * 102.4 / 4800)
+    assert gen["module"] == "cuda_cores"
+    # (the file's DRAM share 0.8554 rounds 4,106 / 4,800 to four digits: within 1e-4)
+    assert gen["duration_cycles"] == pytest.approx(seconds * 918e6, rel=1e-4)
