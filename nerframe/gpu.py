@@ -751,6 +751,20 @@ counts its passes) at the sort rate's bandwidth (keys/s × `SORT_BYTES_PER_KEY`)
 
 DEFAULT_OP = OpKernels(1, 0, "data", "one custom kernel (assumption)")
 
+FUSED_MLP_WIDTH = 128
+"""The widest half-precision MLP a GPU runs as tiny-cuda-nn's fully fused network
+(Müller et al., "Real-time Neural Radiance Caching for Path Tracing", SIGGRAPH 2021;
+tiny-cuda-nn's ``FullyFusedMLP`` takes widths 16 to 128): the Instant-NGP networks of
+the built-in pipelines (64 wide, 16-bit). Such a network is one kernel whose layers stay
+in the SM's registers and shared memory, so it pays one launch and runs every layer at
+`FUSED_MLP_RATE_AT`'s rate instead of a GEMM per layer at its narrow shape's fit."""
+
+FUSED_MLP_RATE_AT = 256
+"""The layer shape (K = N) whose half-precision GEMM fit gives a fused network's rate:
+a wide layer's, since the fused kernel keeps its narrow layers on chip. Assumption,
+plausible between the 64-wide layers' fit (the same work as separate GEMMs, about 3x
+slower) and the 1024-wide (about 1.3x faster); docs/gpus.md."""
+
 SORT_BYTES_PER_KEY = DEFAULTS["sort_bytes_per_key"]
 """Bytes a key of the sort rate moves (its 4 passes over 32-bit keys and int64 indices):
 turns the measured keys/s into the bandwidth a graph's sort moves its bytes at."""
@@ -841,6 +855,15 @@ def op_seconds(
         memory = moved[i] / model.bandwidth
         if op.kind == "gemm":
             dtype = "float32" if row["bitwidth"] > 16 else _half(model)
+            if dtype != "float32" and row["layer_width"] <= FUSED_MLP_WIDTH:
+                # tiny-cuda-nn's fully fused network: one kernel, every layer at the
+                # rate of a wide layer (its narrow layers never leave the SM)
+                rows = row["B"] * row["N"]
+                wide = model.gemm_fit(dtype, FUSED_MLP_RATE_AT, FUSED_MLP_RATE_AT)
+                rate = wide.rate(rows, FUSED_MLP_RATE_AT, FUSED_MLP_RATE_AT)
+                work = float(flops[i]) / rate
+                result[i] = op.syncs * sync + max(floor, work, float(memory))
+                continue
             gemms = mlp_gemms(
                 row["B"] * row["N"],
                 row["in_dim"],

@@ -615,8 +615,8 @@ def _validation_section(page: _Page) -> None:
     columns = (
         "id",
         "tag",
+        "fixes",
         "metric",
-        "op_type",
         "workload",
         "bound",
         "value",

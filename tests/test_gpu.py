@@ -341,22 +341,43 @@ def test_an_op_on_a_gpu_is_its_launch_floor_or_its_bytes_at_the_measured_rate() 
     assert big["duration_cycles"] == pytest.approx(seconds * 1800e6, rel=1e-4)
 
 
-def test_an_mlp_on_a_gpu_is_one_gemm_per_layer_at_its_fit() -> None:
-    # 4096 x 24 rows through 32 -> 64 -> 64 -> 16 in FP16 on the A6000: each layer at the
-    # H200's aligned bfloat16 fit (P 797.4 TFLOP/s, k0 128, n0 64, m0 316,200) with P x
-    # the dense FP16 tensor peak ratio (84 x 1024 x 1800 MHz over 989.5 TFLOP/s) and m0 x
-    # the SM ratio 84 / 132
+def _a6000_half_rate(rows: int, k: int, n: int) -> float:
+    # the H200's aligned bfloat16 fit (P 797.4 TFLOP/s, k0 128, n0 64, m0 316,200) with
+    # P x the A6000's dense FP16 tensor peak ratio (84 x 1024 x 1800 MHz over 989.5
+    # TFLOP/s) and m0 x the SM ratio 84 / 132
     peak = 797.4e12 * (84 * 1024 * 1800e6) / 989.5e12
     m0 = 316_200 * 84 / 132
+    return peak * k / (k + 128) * n / (n + 64) * rows / (rows + m0)
+
+
+def test_a_wide_mlp_on_a_gpu_is_one_gemm_per_layer_at_its_fit() -> None:
+    # 4096 x 24 rows through 32 -> 256 -> 256 -> 16 in FP16 on the A6000: wider than a
+    # fused network (128), so each layer is a GEMM at its own shape's fit
     rows = 4096 * 24
     seconds = 0.0
-    for k, n in ((32, 64), (64, 64), (64, 16)):
-        rate = peak * k / (k + 128) * n / (n + 64) * rows / (rows + m0)
-        seconds += max(H200_BACK_TO_BACK_S, 2 * rows * k * n / rate)
+    for k, n in ((32, 256), (256, 256), (256, 16)):
+        seconds += max(H200_BACK_TO_BACK_S, 2 * rows * k * n / _a6000_half_rate(rows, k, n))
     op = {"op_type": "MLP", "B": 4096, "N": 24, "in_dim": 32, "num_layers": 3}
-    row = _one_op({**op, "layer_width": 64, "out_dim": 16}, "a6000")
+    row = _one_op({**op, "layer_width": 256, "out_dim": 16}, "a6000")
     assert row["module"] == "tensor_cores"
     assert row["duration_cycles"] == pytest.approx(seconds * 1800e6, abs=1)
+
+
+def test_a_narrow_half_precision_mlp_runs_as_one_fused_kernel() -> None:
+    # 32 -> 64 -> 64 -> 16 in FP16 (Instant-NGP's width): tiny-cuda-nn's fully fused
+    # network, one kernel whose FLOPs (2 x rows x 7,168 weights) run at a 256-wide
+    # layer's rate; far faster than three narrow GEMMs
+    rows = 4096 * 24
+    fused = 2 * rows * (32 * 64 + 64 * 64 + 64 * 16) / _a6000_half_rate(rows, 256, 256)
+    layers = sum(
+        max(H200_BACK_TO_BACK_S, 2 * rows * k * n / _a6000_half_rate(rows, k, n))
+        for k, n in ((32, 64), (64, 64), (64, 16))
+    )
+    op = {"op_type": "MLP", "B": 4096, "N": 24, "in_dim": 32, "num_layers": 3}
+    row = _one_op({**op, "layer_width": 64, "out_dim": 16}, "a6000")
+    seconds = max(H200_BACK_TO_BACK_S, fused)
+    assert row["duration_cycles"] == pytest.approx(seconds * 1800e6, abs=1)
+    assert seconds < layers / 2
 
 
 def test_a_small_scene_pays_the_gpu_s_fixed_costs() -> None:
