@@ -16,7 +16,6 @@ units, samples, Gaussians, pixels… for units their papers rate per item.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 import numpy as np
@@ -25,26 +24,9 @@ import polars as pl
 from nerframe.accelerator_model import Accelerator, list_modules
 from nerframe.errors import InvalidInputError, UnmappedError
 from nerframe.gpu import op_seconds, reference, sm_modules
-from nerframe.taxonomy import OP_TYPES, PREFERENCES, WORK_ITEMS
+from nerframe.taxonomy import BACKWARD_SUFFIX, HOST, PREFERENCES, WORK_ITEMS
 
-HOST = "HOST"
-"""Module type that takes any operator no other rule maps."""
-
-_BACKWARD = " (B)"
 _NULLS = "map_operators: op types and backward flags must not be null"
-_OP_KEY = re.compile(r"^(?P<op>.+?)(?P<bwd> \(B\))?$")
-
-
-def op_key(key: str) -> tuple[str, bool] | None:
-    """``(op_type, backward)`` of an operator_mapping key, None if it names no op type.
-
-    >>> op_key("GaussianAlphaBlend (B)")
-    ('GaussianAlphaBlend', True)
-    """
-    match = _OP_KEY.match(key)
-    if match is None or match["op"] not in OP_TYPES:
-        return None
-    return match["op"], match["bwd"] is not None
 
 
 def map_operators(
@@ -315,8 +297,8 @@ def _product(costs: pl.DataFrame, rows: np.ndarray, factors: Sequence[str]) -> n
 
 def _resolve(op_type: str, backward: bool, accel: Accelerator) -> int | None:
     explicit = accel.operator_mapping
-    if backward and op_type + _BACKWARD in explicit:
-        return accel.module_index(explicit[op_type + _BACKWARD])
+    if backward and op_type + BACKWARD_SUFFIX in explicit:
+        return accel.module_index(explicit[op_type + BACKWARD_SUFFIX])
     if op_type in explicit:
         return accel.module_index(explicit[op_type])
     by_type = {k.upper(): v for k, v in accel.type_mapping.items()}

@@ -37,8 +37,7 @@ from nerframe.accelerator_model import (
 from nerframe.errors import InvalidInputError, NerframeError
 from nerframe.formats import _shown, convert
 from nerframe.formats.accelerator import AcceleratorFile, ModuleRecord
-from nerframe.mapping import HOST, op_key
-from nerframe.taxonomy import PREFERENCES
+from nerframe.taxonomy import HOST, PREFERENCES, op_key
 
 _TOP = {info.encode_name for info in msgspec.structs.fields(AcceleratorFile)}
 

@@ -29,7 +29,7 @@ from nerframe.accelerator_model import Accelerator, Module, Sram, copied_area_wa
 from nerframe.errors import InvalidInputError
 from nerframe.formats import convert
 from nerframe.formats.rendersim import HardwareModule, RenderSimFile
-from nerframe.mapping import op_key
+from nerframe.taxonomy import op_key
 
 T = TypeVar("T")
 

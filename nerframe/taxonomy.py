@@ -16,6 +16,7 @@ names another parameter (``out_dim=layer_width``) copies that parameter's value.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import cache
 
@@ -372,3 +373,23 @@ def _show(value: object) -> str:
     if isinstance(value, bool):
         return str(value).lower()
     return str(value)
+
+
+HOST = "HOST"
+"""Module type that takes any operator no other rule maps."""
+
+BACKWARD_SUFFIX = " (B)"
+"""The suffix of an operator_mapping key that names an op type's backward pass."""
+_OP_KEY = re.compile(r"^(?P<op>.+?)(?P<bwd> \(B\))?$")
+
+
+def op_key(key: str) -> tuple[str, bool] | None:
+    """``(op_type, backward)`` of an operator_mapping key, None if it names no op type.
+
+    >>> op_key("GaussianAlphaBlend (B)")
+    ('GaussianAlphaBlend', True)
+    """
+    match = _OP_KEY.match(key)
+    if match is None or match["op"] not in OP_TYPES:
+        return None
+    return match["op"], match["bwd"] is not None
