@@ -561,7 +561,9 @@ def cmd_query(args: argparse.Namespace) -> None:
     from nerframe.sql import opened
 
     fmt = args.format or "table"
-    with opened(args.query, args.store) as result:
+    # (the folder DuckDB writes an -o file into, under a temporary name)
+    writes = () if args.output is None else (Path(os.path.abspath(args.output)).parent,)
+    with opened(args.query, args.store, writes=writes) as result:
         if args.output is not None:
             path, fmt = file_format(args.output, args.format)
             limit = args.limit or None
@@ -1227,6 +1229,7 @@ def check_outputs(args: argparse.Namespace) -> None:
     for _, target in targets:
         if isinstance(target, Path):
             check_output_path(target)
+    from nerframe.atomic import check_replaceable
     from nerframe.store import enclosing_store
 
     inputs: list[Path] = []
@@ -1255,6 +1258,9 @@ def check_outputs(args: argparse.Namespace) -> None:
                 "only nerframe writes; choose a path outside it",
                 str(target),
             )
+        # (a device such as /dev/null, or a file where a store's folder goes)
+        folder = flag == "-o" and getattr(args, "command", None) in ("analyze", "sweep")
+        check_replaceable(target, folder=folder)
 
 
 def _run(argv: Sequence[str] | None, interrupts: _Interrupts) -> int:
