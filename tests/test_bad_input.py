@@ -1,0 +1,203 @@
+"""Bad input a demanding new user tried against every command: each case gets one
+``error: …`` line naming the culprit, a non-zero exit, no file left behind and no
+user file (or device) touched."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from nerframe.cli import main
+
+NEUREX = Path(__file__).parents[1] / "nerframe" / "accelerators" / "neurex.json"
+GRAPH = {
+    "name": "g",
+    "ops": [
+        {"op_type": "UniformSampler", "B": 64, "N": 8},
+        {"op_type": "RGBRenderer", "B": 64, "N": 8},
+    ],
+    "edges": [[0, 1]],
+}
+
+
+def one_error(capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    """The single ``error:`` line of a command that must fail, with exit status 1."""
+    capsys.readouterr()
+    status = main(list(args))
+    err = capsys.readouterr().err
+    lines = err.splitlines()
+    assert status == 1 and len(lines) == 1 and lines[0].startswith("error: "), err
+    return lines[0]
+
+
+def listing(folder: Path) -> list[str]:
+    """Every entry below `folder`, hidden ones included."""
+    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*"))
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Path:
+    """A small analyze store."""
+    assert main(["analyze", "neurex", "--hardware", "neurex", "-o", str(tmp_path / "S"),
+                 "--no-report"]) == 0  # fmt: skip
+    return tmp_path / "S"
+
+
+# ------------------------------------------------------------ numbers past Python's limits
+
+
+def test_an_integer_of_thousands_of_digits_is_one_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # Python refuses to convert an integer of more than 4,300 digits (a ValueError
+    # that was a traceback); in JSON and in YAML it is the file's error.
+    digits = "1" + "0" * 5000
+    text = json.dumps(GRAPH).replace('"B": 64', f'"B": {digits}', 1)
+    for name in ("g.json", "g.yaml"):
+        (tmp_path / name).write_text(text)
+        for args in (["costs", str(tmp_path / name)], ["hardware", str(tmp_path / name)]):
+            line = one_error(capsys, *args)
+            assert f"{name}: malformed" in line and "4300 digits" in line, line
+            assert "set_int_max_str_digits" not in line  # (Python's advice is not the user's)
+
+
+@pytest.mark.parametrize(
+    ("module", "field", "value", "bound"),
+    [
+        (0, "count", 2**64, "<= 9007199254740992"),
+        (1, "latency_cycles", 2**64, "<= 9007199254740992"),
+        (1, "buffers", {"input": 1e308, "weight": 64, "output": 64}, "<= 1073741824"),
+    ],
+)
+def test_accelerator_integers_and_buffers_have_upper_bounds(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    module: int,
+    field: str,
+    value: object,
+    bound: str,
+) -> None:
+    # 2**64 overflowed a polars int64 column (traceback in `hardware`); a buffer of
+    # 1e308 KB made the tiling's floor division NaN (traceback in `schedule`).
+    accelerator = json.loads(NEUREX.read_text())
+    accelerator["modules"][module][field] = value
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps(accelerator))
+    for args in (["hardware", str(path)], ["schedule", "neurex", "--hardware", str(path)]):
+        line = one_error(capsys, *args)
+        assert f"big.json: field 'modules[{module}].{field}" in line and bound in line, line
+
+
+def test_the_bounds_themselves_are_accepted(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    accelerator = json.loads(NEUREX.read_text())
+    accelerator["modules"][1]["buffers"]["input"] = 2.0**30  # 1 TiB: at the bound
+    path = tmp_path / "edge.json"
+    path.write_text(json.dumps(accelerator))
+    assert main(["schedule", "neurex", "--hardware", str(path), "--format", "csv"]) == 0
+
+
+# ------------------------------------------------------------ outputs that are no files
+
+
+@pytest.mark.parametrize("kind", ["device", "fifo"])
+def test_no_output_replaces_a_device_or_pipe(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, store: Path, kind: str
+) -> None:
+    # As root, `-o /dev/null` renamed a plain file over the system's /dev/null. A
+    # null device of our own (or a pipe) stands in for it.
+    special = tmp_path / "special"
+    if kind == "device":
+        try:
+            os.mknod(special, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+        except PermissionError:
+            pytest.skip("optional: making a device node needs root")
+    else:
+        os.mkfifo(special)
+    before = listing(tmp_path)
+    for args in (
+        ["costs", "neurex", "-o", str(special)],
+        ["report", str(store), "-o", str(special)],
+        ["query", "matrix", "--store", str(store), "-o", str(special)],
+        ["roofline", "neurex", "-o", str(special)],
+        ["analyze", "neurex", "--hardware", "neurex", "-o", str(special), "--no-report"],
+        ["sweep", "neurex", "--hardware", "neurex", "--vary", "frequency_mhz=100", "-o",
+         str(special)],
+    ):  # fmt: skip
+        line = one_error(capsys, *args)
+        assert f"{special}: not a regular file" in line, (args, line)
+    mode = os.lstat(special).st_mode
+    assert stat.S_ISCHR(mode) if kind == "device" else stat.S_ISFIFO(mode)
+    assert listing(tmp_path) == before  # (no lock file, no temporary)
+
+
+def test_a_store_over_a_file_is_refused_before_any_lock(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    target = tmp_path / "notes.txt"
+    target.write_text("mine")
+    for args in (
+        ["analyze", "neurex", "--hardware", "neurex", "-o", str(target), "--no-report"],
+        ["sweep", "neurex", "--hardware", "neurex", "--vary", "frequency_mhz=100", "-o",
+         str(target)],
+    ):  # fmt: skip
+        assert "notes.txt: exists and is not a folder" in one_error(capsys, *args)
+    assert listing(tmp_path) == ["notes.txt"] and target.read_text() == "mine"
+
+
+# ------------------------------------------------------------ SQL that is not one SELECT
+
+
+@pytest.mark.parametrize(
+    ("sql", "message"),
+    [
+        ("select 1; select 2", "2 statements"),
+        ("select * from summary; COPY summary TO 'w.csv'", "2 statements"),
+        ("COPY summary TO 'w.csv'", "COPY is not a reading statement"),
+        ("ATTACH 'z.duckdb' AS z", "ATTACH is not a reading statement"),
+        ("EXPORT DATABASE 'exp'", "EXPORT is not a reading statement"),
+        ("CREATE TABLE t AS SELECT 1", "CREATE is not a reading statement"),
+        ("DROP VIEW summary", "DROP is not a reading statement"),
+        ("SET threads = 1000", "SET is not a reading statement"),
+        ("INSTALL httpfs", "is not a reading statement"),
+        ("PRAGMA version", "PRAGMA is not a reading statement"),
+        ("-- only a comment", "no statement"),
+        ("select * from read_csv('/etc/passwd')", 'Cannot access file "/etc/passwd"'),
+        ("select * from sniff_csv('/etc/hostname')", "Cannot access file"),
+        ("select * from glob('/*')", "Cannot access"),
+    ],
+)
+def test_query_runs_one_reading_statement_over_its_store_only(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    store: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    sql: str,
+    message: str,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    before = listing(tmp_path)
+    capsys.readouterr()
+    status = main(["query", sql, "--store", str(store)])
+    err = capsys.readouterr().err
+    lines = err.splitlines()
+    assert status == 1 and len(lines) == 1 and lines[0].startswith("error: "), err
+    assert message in lines[0], lines[0]
+    assert listing(tmp_path) == before  # no w.csv, z.duckdb or exp/
+
+
+def test_reading_queries_and_exports_still_work(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, store: Path
+) -> None:
+    # The store's rows by SELECT, DESCRIBE and EXPLAIN; -o into a new folder.
+    for sql in ("select count(*) n from summary", "describe summary", "explain select 1"):
+        assert main(["query", sql, "--store", str(store)]) == 0, sql
+    target = tmp_path / "new" / "rows.csv"
+    assert main(["query", "select graph from summary", "--store", str(store), "-o",
+                 str(target)]) == 0  # fmt: skip
+    assert target.read_text().splitlines() == ["graph", "neurex"]
