@@ -72,8 +72,8 @@ def check_replaceable(target: str | Path, *, folder: bool = False) -> None:
     >>> try:
     ...     check_replaceable("/dev/null")
     ... except InvalidInputError as e:
-    ...     print(e)
-    /dev/null: not a regular file (a device, pipe or socket); nerframe writes only regular files and folders: choose another name
+    ...     print(str(e).split(";")[0])
+    /dev/null: not a regular file (a device, pipe or socket)
     """
     try:
         mode = os.lstat(target).st_mode

@@ -355,6 +355,8 @@ def cmd_sweep(args: argparse.Namespace) -> None:
         ) from None
     if args.backend != "local" and args.output is None:
         raise InvalidInputError(f"the {args.backend} backend writes a store: give -o DIR")
+    if args.scheduler is not None and args.backend != "dask":
+        raise InvalidInputError("--scheduler names a dask scheduler: give --backend dask too")
     if args.chart is not None and not args.pareto:
         raise InvalidInputError("--chart draws the Pareto front: give --pareto too")
     objectives = _objectives(args.pareto) if args.pareto else spec.objectives
@@ -482,7 +484,11 @@ def _objectives(text: str) -> dict[str, Direction]:
         raise InvalidInputError(
             f"--pareto: unknown figure {unknown[0]!r}; use {', '.join([*FIGURES, *ALIASES])}"
         )
-    return {ALIASES.get(n, n): FIGURES[ALIASES.get(n, n)] for n in names}
+    figures = [ALIASES.get(n, n) for n in names]
+    if len(set(figures)) < len(figures):  # (fps,fps: a front of one figure)
+        twice = next(n for n, f in zip(names, figures, strict=True) if figures.count(f) > 1)
+        raise InvalidInputError(f"--pareto: figure {twice!r} is given twice; name each once")
+    return {f: FIGURES[f] for f in figures}
 
 
 def _estimate(spec: SweepSpec) -> str:
@@ -1290,13 +1296,24 @@ def _run(argv: Sequence[str] | None, interrupts: _Interrupts) -> int:
             return 130
         sys.stderr.write(f"error: {e.filename or ''}: {e.strerror or e}\n")
         return 1
-    except BaseException:
+    except BaseException as e:
         # A library that caught Ctrl-C and raised its own error (a polars callback
         # panics instead of unwinding): it is still the interrupt.
         if interrupts.interrupted:
             interrupts.end()
             return 130
-        raise
+        if not isinstance(e, Exception) or os.environ.get("NERFRAME_TRACEBACK") == "1":
+            raise
+        # An input no check foresaw reached a library: still one line, never a traceback.
+        reason = next((line.strip() for line in str(e).splitlines() if line.strip()), "")
+        sys.stderr.write(
+            printable(
+                f"error: unexpected {type(e).__name__}{': ' + reason if reason else ''} "
+                "(a nerframe bug: please report the command; NERFRAME_TRACEBACK=1 shows where)"
+            )
+            + "\n"
+        )
+        return 1
     return 0
 
 

@@ -46,7 +46,7 @@ from markupsafe import Markup
 from nerframe import charts, schemas
 from nerframe.atomic import atomic_folder, atomic_path
 from nerframe.charts.tables import CHART, largest
-from nerframe.errors import NerframeError, StoreError
+from nerframe.errors import InvalidInputError, NerframeError, StoreError
 from nerframe.graphs import per_ray_samples
 from nerframe.progress import Progress
 from nerframe.rooflines import PRESETS, System, is_preset, roofline
@@ -749,6 +749,11 @@ def build_report(store: str | Path, output: str | Path | None = None, images: bo
     >>> elsewhere.read_text() == (store / "report.html").read_text()
     True
     """
+    if output is not None and Path(output).suffix.lower() not in (".html", ".htm"):
+        # (report -o rows.csv wrote a page of HTML under a table's name)
+        raise InvalidInputError(
+            f"{output}: a report is an HTML page: give a name ending in .html", str(output)
+        )
     store = Path(store)
     manifest = read_manifest(store)
     frames = _load(store)

@@ -30,7 +30,7 @@ import duckdb
 import polars as pl
 
 from nerframe._typing import FileFormat
-from nerframe.errors import InvalidInputError, NerframeWarning, did_you_mean
+from nerframe.errors import InvalidInputError, NerframeWarning, did_you_mean, lone_surrogate
 from nerframe.store import damaged_error, read_manifest, tables
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -180,6 +180,9 @@ def opened(
         raise InvalidInputError(
             f"query takes a query name or SQL text, got {type(sql_or_name).__name__}", "query"
         )
+    if lone_surrogate(sql_or_name):  # (non-UTF-8 bytes on the command line; DuckDB takes UTF-8)
+        shown = sql_or_name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        raise InvalidInputError(f"query '{shown}' is not UTF-8 text", "query")
     text = sql_or_name.strip()
     if not text:
         raise InvalidInputError("empty query: give a query name or SQL")

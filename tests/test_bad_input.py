@@ -201,3 +201,84 @@ def test_reading_queries_and_exports_still_work(
     assert main(["query", "select graph from summary", "--store", str(store), "-o",
                  str(target)]) == 0  # fmt: skip
     assert target.read_text().splitlines() == ["graph", "neurex"]
+
+
+def test_sql_that_is_not_utf8_is_one_line(capsys: pytest.CaptureFixture[str], store: Path) -> None:
+    # A non-UTF-8 byte on the command line reaches Python as a lone surrogate, which
+    # DuckDB's binding refused with a TypeError traceback.
+    line = one_error(capsys, "query", "select '\udcff'", "--store", str(store))
+    assert line == "error: query 'select '\\xff'' is not UTF-8 text"
+
+
+# ------------------------------------------------------------ contradictory options
+
+
+def test_sweep_options_that_contradict_each_other(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    sweep = ["sweep", "neurex", "--hardware", "neurex", "--vary", "frequency_mhz=100"]
+    line = one_error(capsys, *sweep, "--pareto", "fps,fps")
+    assert line == "error: --pareto: figure 'fps' is given twice; name each once"
+    # (energy is an alias of energy_per_frame_j: the same figure twice)
+    assert "given twice" in one_error(capsys, *sweep, "--pareto", "energy,energy_per_frame_j")
+    line = one_error(capsys, *sweep, "--scheduler", "tcp://127.0.0.1:1")
+    assert line == "error: --scheduler names a dask scheduler: give --backend dask too"
+    assert listing(tmp_path) == []
+
+
+@pytest.mark.parametrize("name", ["rows.csv", "page", "-"])
+def test_report_writes_only_an_html_name(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    store: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    name: str,
+) -> None:
+    # `report S -o rows.csv` wrote an HTML page under a table's name.
+    monkeypatch.chdir(tmp_path)
+    line = one_error(capsys, "report", str(store), "-o", name)
+    assert line == f"error: {name}: a report is an HTML page: give a name ending in .html"
+    assert not (tmp_path / name).exists()
+    assert main(["report", str(store), "-o", "page.HTM"]) == 0  # (any case of .html/.htm)
+
+
+# ------------------------------------------------------------ sweep spec fields of the wrong kind
+
+
+@pytest.mark.parametrize("field", ["grid", "workload", "constraints"])
+def test_a_spec_field_of_the_wrong_kind_names_the_file(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, field: str
+) -> None:
+    # `grid: [1]` gave "TypeError: cannot convert dictionary update sequence".
+    spec = {"graphs": ["neurex"], "hardware": "neurex", "grid": {"frequency_mhz": [100]}}
+    spec[field] = [1]
+    path = tmp_path / "spec.yaml"
+    path.write_text(json.dumps(spec))
+    line = one_error(capsys, "sweep", "--spec", str(path))
+    assert line.startswith(f"error: {path}: field '{field}'"), line
+    # and when the command line adds to it
+    extra = {"grid": ["--vary", "frequency_mhz=1"], "workload": ["--vary", "rays=64"]}
+    more = extra.get(field, ["--max", "fps=1"])
+    line = one_error(capsys, "sweep", "--spec", str(path), *more)
+    assert line.startswith(f"error: {path}: field '{field}' must be a mapping"), line
+
+
+# ------------------------------------------------------------ the last resort
+
+
+def test_an_unforeseen_exception_is_one_line(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Whatever input no check foresaw, the user sees one line, not a traceback; a
+    # developer sets NERFRAME_TRACEBACK=1 for the traceback.
+    import nerframe.cli
+
+    def broken(args: object) -> None:
+        raise TypeError("unhashable type: 'list'\nsecond line")
+
+    monkeypatch.setattr(nerframe.cli, "cmd_scenes", broken)
+    line = one_error(capsys, "scenes")
+    assert line.startswith("error: unexpected TypeError: unhashable type: 'list' (a nerframe bug")
+    monkeypatch.setenv("NERFRAME_TRACEBACK", "1")
+    with pytest.raises(TypeError):
+        main(["scenes"])
