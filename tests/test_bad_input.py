@@ -282,3 +282,27 @@ def test_an_unforeseen_exception_is_one_line(
     monkeypatch.setenv("NERFRAME_TRACEBACK", "1")
     with pytest.raises(TypeError):
         main(["scenes"])
+
+
+# ------------------------------------------------------------ stores with foreign tables
+
+
+def test_report_names_a_table_of_other_columns_or_types(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, store: Path
+) -> None:
+    import polars as pl
+
+    (part,) = sorted((store / "summary").rglob("*.parquet"))
+    original = pl.read_parquet(part)
+    # A readable part of other columns (TypeError deep in the report before), and
+    # one whose fps is text: both name the table and the repair.
+    for frame, problem in (
+        (pl.DataFrame({"x": [1]}), "column 'graph' is missing"),
+        (original.with_columns(pl.lit("fast").alias("fps")), "a column of another type"),
+    ):
+        frame.write_parquet(part)
+        line = one_error(capsys, "report", str(store), "-o", str(tmp_path / "r.html"))
+        assert line.startswith(f"error: {store / 'summary'}: table 'summary' is not nerframe's: "
+                               f"{problem}"), line  # fmt: skip
+        assert "run the same analyze again" in line
+        assert not (tmp_path / "r.html").exists()
