@@ -14,6 +14,32 @@ import pytest
 from nerframe.cli import main
 
 NEUREX = Path(__file__).parents[1] / "nerframe" / "accelerators" / "neurex.json"
+# A small valid trace: one Linear layer of 16 x 4 rows.
+LINEAR = {
+    "id": 0,
+    "parent": None,
+    "path": "mlp",
+    "classes": ["torch.nn.modules.linear.Linear", "torch.nn.modules.module.Module"],
+    "attributes": {"in_features": 8, "out_features": 16},
+    "params": {"weight": [16, 8]},
+    "inputs": [[16, 4, 8]],
+    "outputs": [[16, 4, 16]],
+    "input_dtypes": ["float32"],
+    "output_dtypes": ["float32"],
+    "sources": [],
+    "output_sources": [[]],
+    "time_s": 1e-4,
+}
+TRACE = {
+    "format": "nerframe-trace",
+    "version": 2,
+    "model": "net",
+    "torch": "2.13.0",
+    "repeats": 1,
+    "warmup": 0,
+    "total_s": 1e-3,
+    "calls": [LINEAR],
+}
 GRAPH = {
     "name": "g",
     "ops": [
@@ -306,3 +332,25 @@ def test_report_names_a_table_of_other_columns_or_types(
                                f"{problem}"), line  # fmt: skip
         assert "run the same analyze again" in line
         assert not (tmp_path / "r.html").exists()
+
+
+# ------------------------------------------------------------ probe files
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ('{"a": 1' + "0" * 5000 + "}", "4300 digits"),
+        ("\udcff", "can't decode byte 0xff"),
+        ("[" * 100_000, ""),  # (nested too deeply: one line, whichever reader meets it)
+    ],
+)
+def test_a_broken_probe_file_is_one_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, text: str, reason: str
+) -> None:
+    trace = tmp_path / "t.trace.json"
+    trace.write_text(json.dumps(TRACE))
+    probe = tmp_path / "p.json"
+    probe.write_bytes(text.encode("utf-8", "surrogateescape"))
+    line = one_error(capsys, "trace", "compare", str(trace), "--probe", str(probe))
+    assert reason in line, line
