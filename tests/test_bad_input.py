@@ -354,3 +354,21 @@ def test_a_broken_probe_file_is_one_line(
     probe.write_bytes(text.encode("utf-8", "surrogateescape"))
     line = one_error(capsys, "trace", "compare", str(trace), "--probe", str(probe))
     assert reason in line, line
+
+
+def test_a_format_that_contradicts_the_suffix_is_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, store: Path
+) -> None:
+    # `-o rows.csv --format json` wrote JSON under a CSV name.
+    before = listing(tmp_path)
+    rows = tmp_path / "rows.csv"
+    line = one_error(capsys, "costs", "neurex", "-o", str(rows), "--format", "json")
+    assert line == f"error: {rows}: the name says csv but --format says json; give one of them"
+    rows = tmp_path / "rows.parquet"
+    line = one_error(capsys, "query", "matrix", "--store", str(store), "-o", str(rows),
+                     "--format", "csv")  # fmt: skip
+    assert "the name says parquet but --format says csv" in line
+    assert listing(tmp_path) == before
+    # --format names the format of another suffix, as before
+    assert main(["costs", "neurex", "-o", str(tmp_path / "rows.out"), "--format", "csv"]) == 0
+    assert (tmp_path / "rows.out").read_text().startswith("graph,op_id,")
