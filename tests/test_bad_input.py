@@ -372,3 +372,25 @@ def test_a_format_that_contradicts_the_suffix_is_refused(
     # --format names the format of another suffix, as before
     assert main(["costs", "neurex", "-o", str(tmp_path / "rows.out"), "--format", "csv"]) == 0
     assert (tmp_path / "rows.out").read_text().startswith("graph,op_id,")
+
+
+@pytest.mark.slow
+def test_bad_input_in_a_fresh_process_is_one_line(tmp_path: Path) -> None:
+    # The whole path a user takes (`python -m nerframe`, the interpreter's own exit):
+    # one error line on stderr, status 1, nothing on stdout, no file left.
+    from cli_process import run_cli
+
+    digits = tmp_path / "g.json"
+    digits.write_text(json.dumps(GRAPH).replace('"B": 64', '"B": 1' + "0" * 5000, 1))
+    before = listing(tmp_path)
+    for args in (
+        ["costs", str(digits)],
+        ["costs", "neurex", "-o", str(tmp_path / "rows.csv"), "--format", "json"],
+        ["sweep", "neurex", "--hardware", "neurex", "--vary", "frequency_mhz=1",
+         "--pareto", "fps,fps"],
+    ):  # fmt: skip
+        result = run_cli(*args, cwd=tmp_path)
+        lines = result.stderr.splitlines()
+        assert result.returncode == 1 and len(lines) == 1, result.stderr
+        assert lines[0].startswith("error: ") and result.stdout == ""
+    assert listing(tmp_path) == before
