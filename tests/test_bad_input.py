@@ -394,3 +394,16 @@ def test_bad_input_in_a_fresh_process_is_one_line(tmp_path: Path) -> None:
         assert result.returncode == 1 and len(lines) == 1, result.stderr
         assert lines[0].startswith("error: ") and result.stdout == ""
     assert listing(tmp_path) == before
+
+
+@pytest.mark.parametrize(("field", "axis"), [("grid", "frequency_mhz"), ("workload", "rays")])
+def test_a_spec_axis_listing_a_value_twice_is_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, field: str, axis: str
+) -> None:
+    # `--vary frequency_mhz=100,100` was refused, the same list in a spec swept two
+    # identical configurations (64 and 64.0 are one value too).
+    path = tmp_path / "spec.yaml"
+    spec = {"graphs": ["neurex"], "hardware": "neurex", field: {axis: [64, 100, 64.0]}}
+    path.write_text(json.dumps(spec))
+    line = one_error(capsys, "sweep", "--spec", str(path))
+    assert line == f"error: axis '{axis}' lists 64 twice; give each value once"

@@ -433,6 +433,11 @@ def _axis(values: Axis | WorkloadAxis, name: str, where: str) -> list[int | floa
         if len(numbers) < len(listed):
             text = next(v for v in listed if isinstance(v, str))
             raise InvalidInputError(f"{where}axis {name!r}: expected numbers, got {text!r}", name)
+        if len(set(numbers)) < len(numbers):  # (two identical configurations, as --vary says)
+            twice = next(v for i, v in enumerate(numbers) if v in numbers[:i])
+            raise InvalidInputError(
+                f"{where}axis {name!r} lists {twice:g} twice; give each value once", name
+            )
         return numbers
     # counted before anything is allocated: a tiny step would ask for 134 GiB
     span = (values.stop - values.start) / values.step
