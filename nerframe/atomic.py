@@ -19,8 +19,11 @@ import contextlib
 import os
 import secrets
 import shutil
+import stat
 from collections.abc import Iterator
 from pathlib import Path
+
+from nerframe.errors import InvalidInputError
 
 # The temporaries being written now, for a process that must end at once (a second
 # Ctrl-C, or one that work in a library did not let through in time): see
@@ -60,6 +63,35 @@ def remove_temporaries() -> None:
                 path.unlink(missing_ok=True)
 
 
+def check_replaceable(target: str | Path, *, folder: bool = False) -> None:
+    """Refuse a `target` that exists as something a rename would wrongly replace: a
+    device, pipe or socket (``-o /dev/null`` as root would swap the system's
+    ``/dev/null`` for a plain file), or, for a `folder`, any file. A symbolic link is
+    itself replaced, never what it points to.
+
+    >>> try:
+    ...     check_replaceable("/dev/null")
+    ... except InvalidInputError as e:
+    ...     print(str(e).split(";")[0])
+    /dev/null: not a regular file (a device, pipe or socket)
+    """
+    try:
+        mode = os.lstat(target).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return  # (a path under a file: the write's own error names it)
+    if stat.S_ISLNK(mode) or stat.S_ISDIR(mode) or (stat.S_ISREG(mode) and not folder):
+        return  # (a folder in place of a file: the rename's own error names it)
+    if stat.S_ISREG(mode):
+        raise InvalidInputError(
+            f"{target}: exists and is not a folder; not replacing it", str(target)
+        )
+    raise InvalidInputError(
+        f"{target}: not a regular file (a device, pipe or socket); nerframe writes only "
+        "regular files and folders: choose another name",
+        str(target),
+    )
+
+
 def _folder(target: Path) -> None:
     """Make the folder of `target`, unless the process is ending (`remove_temporaries`)."""
     if _ENDING:
@@ -81,6 +113,7 @@ def atomic_path(target: str | Path) -> Iterator[Path]:
     ('done', ['out.txt'])
     """
     target = Path(target)
+    check_replaceable(target)
     _folder(target)
     tmp = _sibling(target)
     try:
@@ -120,6 +153,7 @@ def atomic_folder(target: str | Path) -> Iterator[Path]:
     (['store'], '1')
     """
     target = Path(target)
+    check_replaceable(target, folder=True)
     _folder(target)
     building = _sibling(target)
     building.mkdir()

@@ -357,6 +357,8 @@ def cmd_sweep(args: argparse.Namespace) -> None:
         ) from None
     if args.backend != "local" and args.output is None:
         raise InvalidInputError(f"the {args.backend} backend writes a store: give -o DIR")
+    if args.scheduler is not None and args.backend != "dask":
+        raise InvalidInputError("--scheduler names a dask scheduler: give --backend dask too")
     if args.chart is not None and not args.pareto:
         raise InvalidInputError("--chart draws the Pareto front: give --pareto too")
     objectives = _objectives(args.pareto) if args.pareto else spec.objectives
@@ -484,7 +486,11 @@ def _objectives(text: str) -> dict[str, Direction]:
         raise InvalidInputError(
             f"--pareto: unknown figure {unknown[0]!r}; use {', '.join([*FIGURES, *ALIASES])}"
         )
-    return {ALIASES.get(n, n): FIGURES[ALIASES.get(n, n)] for n in names}
+    figures = [ALIASES.get(n, n) for n in names]
+    if len(set(figures)) < len(figures):  # (fps,fps: a front of one figure)
+        twice = next(n for n, f in zip(names, figures, strict=True) if figures.count(f) > 1)
+        raise InvalidInputError(f"--pareto: figure {twice!r} is given twice; name each once")
+    return {f: FIGURES[f] for f in figures}
 
 
 def _estimate(spec: SweepSpec) -> str:
@@ -563,7 +569,9 @@ def cmd_query(args: argparse.Namespace) -> None:
     from nerframe.sql import opened
 
     fmt = args.format or "table"
-    with opened(args.query, args.store) as result:
+    # (the folder DuckDB writes an -o file into, under a temporary name)
+    writes = () if args.output is None else (Path(os.path.abspath(args.output)).parent,)
+    with opened(args.query, args.store, writes=writes) as result:
         if args.output is not None:
             path, fmt = file_format(args.output, args.format)
             limit = args.limit or None
@@ -1229,6 +1237,7 @@ def check_outputs(args: argparse.Namespace) -> None:
     for _, target in targets:
         if isinstance(target, Path):
             check_output_path(target)
+    from nerframe.atomic import check_replaceable
     from nerframe.store import enclosing_store
 
     inputs: list[Path] = []
@@ -1257,6 +1266,9 @@ def check_outputs(args: argparse.Namespace) -> None:
                 "only nerframe writes; choose a path outside it",
                 str(target),
             )
+        # (a device such as /dev/null, or a file where a store's folder goes)
+        folder = flag == "-o" and getattr(args, "command", None) in ("analyze", "sweep")
+        check_replaceable(target, folder=folder)
 
 
 def _run(argv: Sequence[str] | None, interrupts: _Interrupts) -> int:
@@ -1286,13 +1298,24 @@ def _run(argv: Sequence[str] | None, interrupts: _Interrupts) -> int:
             return 130
         sys.stderr.write(f"error: {e.filename or ''}: {e.strerror or e}\n")
         return 1
-    except BaseException:
+    except BaseException as e:
         # A library that caught Ctrl-C and raised its own error (a polars callback
         # panics instead of unwinding): it is still the interrupt.
         if interrupts.interrupted:
             interrupts.end()
             return 130
-        raise
+        if not isinstance(e, Exception) or os.environ.get("NERFRAME_TRACEBACK") == "1":
+            raise
+        # An input no check foresaw reached a library: still one line, never a traceback.
+        reason = next((line.strip() for line in str(e).splitlines() if line.strip()), "")
+        sys.stderr.write(
+            printable(
+                f"error: unexpected {type(e).__name__}{': ' + reason if reason else ''} "
+                "(a nerframe bug: please report the command; NERFRAME_TRACEBACK=1 shows where)"
+            )
+            + "\n"
+        )
+        return 1
     return 0
 
 

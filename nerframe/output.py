@@ -284,6 +284,13 @@ def file_format(path: str | Path, fmt: str | None = None) -> tuple[Path, str]:
             "or give --format",
             str(path),
         )
+    named = _SUFFIXES.get(path.suffix.lower(), "table")
+    if fmt and fmt != "table" and named not in ("table", fmt):
+        # (-o rows.csv --format json wrote JSON under a CSV name)
+        raise InvalidInputError(
+            f"{path}: the name says {named} but --format says {fmt}; give one of them",
+            str(path),
+        )
     return path, fmt if fmt and fmt != "table" else _SUFFIXES.get(
         path.suffix.lower(), fmt or "table"
     )

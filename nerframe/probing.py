@@ -517,8 +517,10 @@ def _read(path: str | Path | None) -> tuple[Path, dict[str, Any]]:
         raise InvalidInputError(
             f"no host probe result at {path}: run 'nerframe probe' first"
         ) from None
-    except (OSError, json.JSONDecodeError) as e:
-        raise InvalidInputError(f"{path}: unreadable host probe result ({e})") from None
+    except (OSError, ValueError, RecursionError) as e:
+        # (malformed JSON, not UTF-8, nested too deeply, an integer of 4,300+ digits)
+        reason = "nested too deeply" if isinstance(e, RecursionError) else str(e).split(";")[0]
+        raise InvalidInputError(f"{path}: unreadable host probe result ({reason})") from None
     if not isinstance(record, dict):
         raise InvalidInputError(f"{path}: not a host probe result")
     return path, record

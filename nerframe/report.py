@@ -46,7 +46,7 @@ from markupsafe import Markup
 from nerframe import charts, schemas
 from nerframe.atomic import atomic_folder, atomic_path
 from nerframe.charts.tables import CHART, largest
-from nerframe.errors import NerframeError, StoreError
+from nerframe.errors import InvalidInputError, NerframeError, StoreError
 from nerframe.graphs import per_ray_samples
 from nerframe.progress import Progress
 from nerframe.rooflines import PRESETS, System, is_preset, roofline
@@ -208,7 +208,33 @@ def _load(store: Path) -> dict[str, pl.DataFrame]:
                 f"{Path(store, name)}: unreadable table {name!r} ({str(e).splitlines()[0]})",
                 str(store),
             ) from None
+        frames[name] = _as_table(store, name, frames[name])
     return frames
+
+
+def _as_table(store: Path, name: str, frame: pl.DataFrame) -> pl.DataFrame:
+    """`frame` with the columns and types of table `name`, or a `StoreError` naming the
+    table: a readable Parquet part of other columns (a file copied in, a table
+    overwritten by ``-o``) gave a TypeError deep in the report."""
+    expected = schemas.TABLES.get(name)
+    if expected is None:
+        return frame
+    missing = [c for c in expected if c not in frame.columns]
+    problem = f"column {missing[0]!r} is missing" if missing else None
+    # (a part of other columns, unioned with the store's own, has rows of no pair)
+    keys = [c for c in ("graph", "accelerator") if c in expected and c not in missing]
+    if problem is None and (nameless := [c for c in keys if frame[c].null_count()]):
+        problem = f"rows without a {nameless[0]}"
+    if problem is None:
+        try:
+            return frame.cast(dict(expected), strict=True)
+        except (pl.exceptions.PolarsError, ValueError, TypeError) as e:
+            problem = f"a column of another type ({str(e).splitlines()[0]})"
+    raise StoreError(
+        f"{Path(store, name)}: table {name!r} is not nerframe's: {problem}; run the same "
+        f"analyze again to rebuild the store ('nerframe verify {store}' lists its parts)",
+        str(store),
+    )
 
 
 def _read(files: list[Path]) -> pl.DataFrame:
@@ -746,6 +772,11 @@ def build_report(store: str | Path, output: str | Path | None = None, images: bo
     >>> elsewhere.read_text() == (store / "report.html").read_text()
     True
     """
+    if output is not None and Path(output).suffix.lower() not in (".html", ".htm"):
+        # (report -o rows.csv wrote a page of HTML under a table's name)
+        raise InvalidInputError(
+            f"{output}: a report is an HTML page: give a name ending in .html", str(output)
+        )
     store = Path(store)
     manifest = read_manifest(store)
     frames = _load(store)

@@ -30,15 +30,16 @@ import duckdb
 import polars as pl
 
 from nerframe._typing import FileFormat
-from nerframe.errors import InvalidInputError, NerframeWarning, did_you_mean
+from nerframe.errors import InvalidInputError, NerframeWarning, did_you_mean, lone_surrogate
 from nerframe.store import damaged_error, read_manifest, tables
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _OVER_SWEEP = re.compile(r"\b(?:FROM|JOIN)\s+sweep\b", re.IGNORECASE)
 
 
-def connect(store: str | Path) -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB connection with a view over the Parquet files of each table.
+def connect(store: str | Path, *, writes: tuple[str | Path, ...] = ()) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB connection with a view over the Parquet files of each table,
+    that reads no file but the store's (and writes only into the folders `writes`).
 
     A missing or unreadable store is a `NerframeError`.
 
@@ -69,7 +70,52 @@ def connect(store: str | Path) -> duckdb.DuckDBPyConnection:
                 raise error from None
             raise
         relation.create_view(table)
+    # A query reads the store and nothing else: read_csv('/etc/passwd'), ATTACH, COPY
+    # and INSTALL are refused by DuckDB itself; `writes` is where `Result.write` puts
+    # its file (DuckDB allows no folder to be added once access is off).
+    # (the store by name and as the views name it, its glob characters escaped)
+    folders = [str(Path(w).absolute()) for w in (store, *writes)]
+    folders.append(glob.escape(folders[0]))
+    con.execute("SET allowed_directories = $1", [[f.rstrip("/") + "/" for f in folders]])
+    con.execute("SET enable_external_access = false")
     return con
+
+
+# What a query may be: one statement that reads (SELECT, with DESCRIBE, SHOW,
+# SUMMARIZE, VALUES and FROM-first forms, or EXPLAIN of one).
+_READ_ONLY = frozenset({"SELECT", "EXPLAIN"})
+
+
+def _check_read_only(sql: str) -> None:
+    """Refuse SQL that is not exactly one reading statement: ``select 1; select 2``
+    would show only the last result, and COPY, ATTACH, CREATE, SET or INSTALL would
+    change files or the session; a syntax error is left to DuckDB's own message.
+
+    >>> try:
+    ...     _check_read_only("SELECT 1; COPY summary TO 'x.csv'")
+    ... except InvalidInputError as e:
+    ...     print(e)
+    SQL query: 2 statements; give one SELECT (a query reads a store and changes nothing)
+    """
+    try:
+        statements = duckdb.extract_statements(sql)
+    except duckdb.Error:
+        return  # malformed: DuckDB's parser error is the clearer message
+    kinds = [s.type.name for s in statements]
+    if not kinds:
+        raise InvalidInputError("SQL query: no statement (only comments); give a SELECT", "query")
+    if len(kinds) > 1:
+        raise InvalidInputError(
+            f"SQL query: {len(kinds)} statements; give one SELECT (a query reads a store "
+            "and changes nothing)",
+            "query",
+        )
+    if kinds[0] not in _READ_ONLY:
+        raise InvalidInputError(
+            f"SQL query: {kinds[0]} is not a reading statement; give one SELECT (a query "
+            "reads a store and changes nothing; -o FILE writes its rows)",
+            "query",
+        )
 
 
 @cache
@@ -116,7 +162,9 @@ def query(sql_or_name: str, store: str | Path) -> pl.DataFrame:
 
 
 @contextlib.contextmanager
-def opened(sql_or_name: str, store: str | Path, *, stacklevel: int = 3) -> Iterator[Result]:
+def opened(
+    sql_or_name: str, store: str | Path, *, writes: tuple[str | Path, ...] = (), stacklevel: int = 3
+) -> Iterator[Result]:
     """The rows of a named query or raw SQL over `store`, as a `Result` that reads
     them only as they are asked for: the first rows, their count, a file DuckDB
     writes, or batches; the connection closes with the block. Failures and warnings
@@ -132,6 +180,9 @@ def opened(sql_or_name: str, store: str | Path, *, stacklevel: int = 3) -> Itera
         raise InvalidInputError(
             f"query takes a query name or SQL text, got {type(sql_or_name).__name__}", "query"
         )
+    if lone_surrogate(sql_or_name):  # (non-UTF-8 bytes on the command line; DuckDB takes UTF-8)
+        shown = sql_or_name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        raise InvalidInputError(f"query '{shown}' is not UTF-8 text", "query")
     text = sql_or_name.strip()
     if not text:
         raise InvalidInputError("empty query: give a query name or SQL")
@@ -145,7 +196,8 @@ def opened(sql_or_name: str, store: str | Path, *, stacklevel: int = 3) -> Itera
         sql, label = queries[text], f"query {text!r}"
     else:
         sql, label = sql_or_name, "SQL query"
-    con = connect(store)
+        _check_read_only(sql)
+    con = connect(store, writes=writes)
     try:
         from nerframe.sweeps.store import incomplete
 

@@ -240,6 +240,8 @@ def _json(text: str, shown: str) -> object:
         ) from None
     except RecursionError:
         raise InvalidInputError(f"{shown}: nested too deeply to be an input file", shown) from None
+    except ValueError as e:  # an integer past Python's 4,300-digit limit
+        raise InvalidInputError(f"{shown}: malformed JSON: {e}".split(";")[0], shown) from None
     if odd or _SURROGATE.search(text):  # a walk names the field (only when there is one)
         _check_values(document, shown)
     return document
@@ -295,7 +297,7 @@ def _yaml(text: str, shown: str) -> object:
     except (RecursionError, TypeError, ValueError) as e:
         # The pure-Python loader recurses per level; a few constructors (dates,
         # base64) raise on bad scalars.
-        reason = "nested too deeply" if isinstance(e, RecursionError) else str(e)
+        reason = "nested too deeply" if isinstance(e, RecursionError) else str(e).split(";")[0]
         raise InvalidInputError(f"{shown}: malformed YAML: {reason}", shown) from None
     try:
         size = expanded_size(document)

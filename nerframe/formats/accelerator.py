@@ -46,12 +46,17 @@ AREA_UM2_MAX = 1e11
 TECHNOLOGY_NM = (1.0, 10_000.0)
 """Process nodes from 1 nm (beyond the 2 nm class) to 10 µm (the 1970s)."""
 
+BUFFER_KB_MAX = 2.0**30
+"""A systolic array's buffer of 1 TiB, a thousand times the largest on-chip SRAM
+(Cerebras WSE-3: 44 GB over a whole wafer), assumption; 1e308 KB overflowed the tiling."""
+
 Text = Annotated[str, msgspec.Meta(pattern=r"\S", description="text, not blank")]
 NonNegative = Annotated[float, msgspec.Meta(ge=0)]
 Positive = Annotated[float, msgspec.Meta(gt=0)]
 Fraction = Annotated[float, msgspec.Meta(gt=0, le=1)]
-Count = Annotated[int, msgspec.Meta(ge=1)]
-Cycles = Annotated[int, msgspec.Meta(ge=0)]
+# Integers stay exact in a float64 column (2**53): a count of 2**64 overflowed polars.
+Count = Annotated[int, msgspec.Meta(ge=1, le=2**53)]
+Cycles = Annotated[int, msgspec.Meta(ge=0, le=2**53)]
 Side = Annotated[int, msgspec.Meta(ge=1, le=MAX_ARRAY_SIDE)]
 Bits = Annotated[int, msgspec.Meta(ge=1, le=64)]
 Clock = Annotated[float, msgspec.Meta(ge=FREQUENCY_MHZ[0], le=FREQUENCY_MHZ[1])]
@@ -61,15 +66,18 @@ Area = Annotated[float, msgspec.Meta(ge=0, le=AREA_UM2_MAX)]
 Node = Annotated[float, msgspec.Meta(ge=TECHNOLOGY_NM[0], le=TECHNOLOGY_NM[1])]
 
 
+BufferKB = Annotated[float, msgspec.Meta(gt=0, le=BUFFER_KB_MAX)]
+
+
 class BuffersRecord(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     """KB a systolic array's buffers hold resident per operand role (for a double buffer,
     one half: the other half is filling); all three are required."""
 
-    input: Positive
+    input: BufferKB
     """The input (activation) buffer."""
-    weight: Positive
+    weight: BufferKB
     """The weight buffer."""
-    output: Positive
+    output: BufferKB
     """The output (partial-sum) buffer."""
 
 

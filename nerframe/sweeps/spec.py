@@ -297,9 +297,13 @@ def overlay(
         result["graphs"] = list(graphs)
     if hardware is not None:
         result["hardware"] = hardware
-    workload: dict[str, Any] = dict(result.get("workload") or {})
-    grid: dict[str, Any] = dict(result.get("grid") or {})
-    limits: dict[str, Any] = dict(result.get("constraints") or {})
+    # A field that is no mapping (grid: [1]) is kept as it is for `sweep_spec` to
+    # refuse with the spec's name, unless the command line adds to it.
+    fields = ("workload", "grid", "constraints")
+    workload, grid, limits = (
+        dict(result.get(key) or {}) if isinstance(result.get(key) or {}, Mapping) else None
+        for key in fields
+    )
     seen: set[str] = set()
     for name, values in axes:  # consumed in order: a caller may parse them lazily
         if name in seen:
@@ -307,12 +311,22 @@ def overlay(
                 f"{name} is given twice; list all its values in one --vary", name
             )
         seen.add(name)
-        (workload if is_workload_axis(name) else grid)[name] = values
+        key, axes_of = ("workload", workload) if is_workload_axis(name) else ("grid", grid)
+        if axes_of is None:
+            raise InvalidInputError(f"sweep spec: field {key!r} must be a mapping of axes", key)
+        axes_of[name] = values
     for name, side, number in bounds:
+        if limits is None:
+            raise InvalidInputError(
+                "sweep spec: field 'constraints' must be a mapping of figures", "constraints"
+            )
         previous = limits.get(name, {})
         limits[name] = {**(previous if isinstance(previous, dict) else {"max": previous})}
         limits[name][side] = number
-    result.update(workload=workload, grid=grid, constraints=limits, **(options or {}))
+    for key, merged in zip(fields, (workload, grid, limits), strict=True):
+        if merged is not None:
+            result[key] = merged
+    result.update(**(options or {}))
     return result
 
 
@@ -419,6 +433,11 @@ def _axis(values: Axis | WorkloadAxis, name: str, where: str) -> list[int | floa
         if len(numbers) < len(listed):
             text = next(v for v in listed if isinstance(v, str))
             raise InvalidInputError(f"{where}axis {name!r}: expected numbers, got {text!r}", name)
+        if len(set(numbers)) < len(numbers):  # (two identical configurations, as --vary says)
+            twice = next(v for i, v in enumerate(numbers) if v in numbers[:i])
+            raise InvalidInputError(
+                f"{where}axis {name!r} lists {twice:g} twice; give each value once", name
+            )
         return numbers
     # counted before anything is allocated: a tiny step would ask for 134 GiB
     span = (values.stop - values.start) / values.step
