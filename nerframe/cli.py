@@ -358,7 +358,11 @@ def cmd_sweep(args: argparse.Namespace) -> None:
     if args.backend != "local" and args.output is None:
         raise InvalidInputError(f"the {args.backend} backend writes a store: give -o DIR")
     if args.scheduler is not None and args.backend != "dask":
-        raise InvalidInputError("--scheduler names a dask scheduler: give --backend dask too")
+        raise InvalidInputError(  # as nerframe.sweeps.runner says it to API callers
+            f"a scheduler ({args.scheduler}) is the address of a Dask scheduler: use it with "
+            "the dask backend (--backend dask), or leave it out",
+            "scheduler",
+        )
     if args.chart is not None and not args.pareto:
         raise InvalidInputError("--chart draws the Pareto front: give --pareto too")
     objectives = _objectives(args.pareto) if args.pareto else spec.objectives

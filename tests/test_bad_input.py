@@ -248,7 +248,10 @@ def test_sweep_options_that_contradict_each_other(
     # (energy is an alias of energy_per_frame_j: the same figure twice)
     assert "given twice" in one_error(capsys, *sweep, "--pareto", "energy,energy_per_frame_j")
     line = one_error(capsys, *sweep, "--scheduler", "tcp://127.0.0.1:1")
-    assert line == "error: --scheduler names a dask scheduler: give --backend dask too"
+    assert line == (
+        "error: a scheduler (tcp://127.0.0.1:1) is the address of a Dask scheduler: use it "
+        "with the dask backend (--backend dask), or leave it out"
+    )
     assert listing(tmp_path) == []
 
 
