@@ -84,6 +84,7 @@ def connect(store: str | Path, *, writes: tuple[str | Path, ...] = ()) -> duckdb
 # What a query may be: one statement that reads (SELECT, with DESCRIBE, SHOW,
 # SUMMARIZE, VALUES and FROM-first forms, or EXPLAIN of one).
 _READ_ONLY = frozenset({"SELECT", "EXPLAIN"})
+_PRAGMA = re.compile(r"\s*(?:--[^\n]*\n\s*|/\*.*?\*/\s*)*PRAGMA\b", re.IGNORECASE | re.DOTALL)
 
 
 def _check_read_only(sql: str) -> None:
@@ -102,6 +103,8 @@ def _check_read_only(sql: str) -> None:
     except duckdb.Error:
         return  # malformed: DuckDB's parser error is the clearer message
     kinds = [s.type.name for s in statements]
+    if len(kinds) == 1 and _PRAGMA.match(sql):
+        kinds = ["PRAGMA"]  # DuckDB 1.3 rewrites a PRAGMA into a SELECT of its function
     if not kinds:
         raise InvalidInputError("SQL query: no statement (only comments); give a SELECT", "query")
     if len(kinds) > 1:
@@ -304,9 +307,13 @@ class Result:
         with self.failures():
             self._streaming()
             rows.create_view("nerframe_export")
-            target = str(path).replace("'", "''")
+            # absolute, and no temporary file of DuckDB's own (`path` is already one):
+            # DuckDB 1.3 refuses a relative path and its own ``tmp_`` name when file
+            # access is limited to the allowed folders
+            target = str(Path(path).absolute()).replace("'", "''")
+            format_options = options.get(fmt, "FORMAT parquet")
             done = self._con.execute(
-                f"COPY nerframe_export TO '{target}' ({options.get(fmt, 'FORMAT parquet')})"
+                f"COPY nerframe_export TO '{target}' ({format_options}, USE_TMP_FILE false)"
             ).fetchall()
         written = int(done[0][0]) if done and done[0] else 0
         if not written:
