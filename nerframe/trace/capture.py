@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from nerframe.errors import InvalidInputError, UnavailableError
-from nerframe.trace.recording import Clock, CudaTimer, Recorder, Timer
+from nerframe.trace.recording import Clock, CudaTimer, Recorder, Timer, run_environment
 from nerframe.trace.tracefile import Call, Trace
 
 INSTALL_HINT = "pip install 'nerframe[trace]' (a CPU-only torch: pip install torch==2.13.0)"
@@ -187,13 +187,7 @@ def _capture(
         total_s=statistics.median(totals),
         repeats=repeats,
         warmup=warmup,
-        torch=str(torch.__version__),
-        device=device,
-        threads=torch.get_num_threads(),
-        # the GPU model runs float32 GEMMs on TF32 tensor cores only when this was on
-        extra={"tf32_matmul": bool(torch.backends.cuda.matmul.allow_tf32)}
-        if device == "cuda"
-        else {},
+        **run_environment(torch, device),
     )
 
 

@@ -18,6 +18,20 @@ _MAX_LIST = 64  # longer attribute lists are not "key attributes"
 _MAX_DEPTH = 8  # nesting searched for tensors in arguments and results
 
 
+def run_environment(torch: Any, device: str) -> dict[str, Any]:
+    """The fields of a `Trace` that describe where it ran: torch's version, the device,
+    the thread count and, on CUDA, whether float32 GEMMs ran on TF32 tensor cores (the
+    GPU model uses them only when this was on)."""
+    return {
+        "torch": str(torch.__version__),
+        "device": device,
+        "threads": torch.get_num_threads(),
+        "extra": {"tf32_matmul": bool(torch.backends.cuda.matmul.allow_tf32)}
+        if device == "cuda"
+        else {},
+    }
+
+
 class Timer:
     """Host wall time: ``mark`` reads the clock, ``seconds`` is the time between two marks.
 

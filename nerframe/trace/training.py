@@ -161,7 +161,7 @@ def capture_train(
     timer: Any,
 ) -> Trace:
     """One training iteration of `model` on `inputs` (see the module docstring)."""
-    from nerframe.trace.recording import Clock, Recorder
+    from nerframe.trace.recording import Clock, Recorder, run_environment
 
     params = [p for p in model.parameters() if p.requires_grad]
     if not params:
@@ -262,12 +262,7 @@ def capture_train(
         total_s=median["forward"],
         repeats=repeats,
         warmup=warmup,
-        torch=str(torch.__version__),
-        device=device,
-        threads=torch.get_num_threads(),
-        extra={"tf32_matmul": bool(torch.backends.cuda.matmul.allow_tf32)}
-        if device == "cuda"
-        else {},
+        **run_environment(torch, device),
         train=Training(
             parameters=sum(int(p.numel()) for p in params),
             loss_s=median["loss"],
