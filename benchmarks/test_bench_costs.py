@@ -6,13 +6,15 @@ output allocation and the polars result included), the scalar reference's rows/s
 same-run ratios (kernel/reference, kernel time over the time of copying its input
 columns once, the floor for a bandwidth-bound pass; end to end over the memory
 floor of any ``costs``: reading each input buffer once and filling the nine
-output columns in fresh memory), and the time of one
+output columns in fresh memory, the median over `PAIRS` pairs timed together;
+target at most 2, reported, not asserted: not met yet), and the time of one
 ``nerframe.costs`` call on the 5-op neurex graph. Run with
 ``pytest benchmarks/test_bench_costs.py --benchmark-only``.
 """
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Callable
 
 import numpy as np
@@ -29,9 +31,11 @@ from nerframe.taxonomy import op_types
 
 ROWS = 10_000_000
 END_TO_END_TARGET = 60e6
-"""Rows per second of `nerframe.costs` on the mixed table, the target;
-reported beside the measured rate, not asserted: on the 2-core machine it is not
-reached yet (see docs/performance.md)."""
+"""Rows per second of `nerframe.costs` on the mixed table, the target; reported
+beside the measured rate, not asserted: a rate, unlike a ratio measured in the same
+run, is the machine's as much as the code's."""
+PAIRS = 5
+"""Pairs of a `nerframe.costs` call and the memory floor timed one after the other."""
 SMALL_CALL_TARGET = 0.5e-3
 """Seconds per warm `nerframe.costs` call on a 5-op graph."""
 
@@ -140,6 +144,13 @@ def test_costs_end_to_end(
     small_seconds = best_of(lambda: nerframe.costs(small), repeat=200)
     result, seconds = measure(nerframe.costs, big, rounds=3)
     rate = ROWS / seconds
+    # The floor's own time moves by half from run to run (how much of its fresh
+    # memory the kernel maps in large pages): the median over pairs timed one right
+    # after the other, not two best times taken at different moments.
+    over_floor = statistics.median(
+        best_of(lambda: nerframe.costs(big), repeat=1) / best_of(floor, repeat=1)
+        for _ in range(PAIRS)
+    )
     benchmark.extra_info.update(
         rows=ROWS,
         end_to_end_rows_per_s=round(rate),
@@ -147,7 +158,7 @@ def test_costs_end_to_end(
         speedup_vs_reference=round(rate / reference_rate),
         end_to_end_over_kernel=round(seconds / kernel_seconds, 2),
         memory_floor_rows_per_s=round(ROWS / floor_seconds),
-        end_to_end_over_memory_floor=round(seconds / floor_seconds, 2),
+        end_to_end_over_memory_floor=round(over_floor, 2),
         small_call_us=round(small_seconds * 1e6),
     )
     assert result.height == ROWS

@@ -53,7 +53,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
-from numba import get_num_threads, njit, prange, types
+from numba import get_num_threads, njit, prange, set_num_threads, types
 from numba.core.imputils import impl_ret_borrowed
 from numba.core.typing.templates import Signature
 from numba.extending import intrinsic, overload
@@ -600,7 +600,16 @@ def evaluate_chunk(
     else:
         joined = _Join(args)
         helper(joined.work)
-        _blocks(*args, max(get_num_threads() - 1, 1))
+        # One thread fewer in the team, not only in the loop: a team member without a
+        # block waits for the others at the region's end, and an OpenMP runtime's wait
+        # spins on the core the helper needs (torch's libgomp, loaded before numba's,
+        # spins long enough to slow a store sweep by half).
+        threads = get_num_threads()
+        set_num_threads(max(threads - 1, 1))
+        try:
+            _blocks(*args, max(threads - 1, 1))
+        finally:
+            set_num_threads(threads)
         joined.wait()
     return float(longest.max(initial=0.0))
 
