@@ -263,6 +263,8 @@ def test_summary_line_calls_a_score_a_score_and_an_error_an_error(table: pl.Data
     assert f"max |score| {100 * max(scores):.1f} %" in line
     within = sum(0.5 <= 1 + e <= 2 for e in rows["score"])
     assert f"within 2x: {within} of {len(scores)}" in line
+    within = sum(1 / 1.5 <= 1 + e <= 1.5 for e in rows["score"])
+    assert f"within 1.5x: {within} of {len(scores)}" in line
     met = rows.filter(bound="upper", score=0.0).height
     assert f"else their excess: {met} of {rows.filter(bound='upper').height} met" in line
     points = [abs(r["error"]) for r in rows.iter_rows(named=True) if r["bound"] != "upper"]
@@ -300,18 +302,20 @@ KNOWN_MISSES = {
 
 
 def test_validation_accuracy_holds_its_ground(table: pl.DataFrame) -> None:
-    # issue 17's target (median |score| <= 25 %, every row within 2x) held on the rows
+    # An earlier target (median |score| <= 25 %, every row within 2x) held on the rows
     # the model was built against; the held-out rows added with the bands (3DGS and
     # Instant-NGP on small scenes, NeRArch-Sim's reported accelerator figures) miss it
     # for the structural causes of KNOWN_MISSES. Guard: no other row leaves 2x, the
-    # median stays where it is, and the summary says whether the target is met.
+    # median stays where it is, and the summary says whether today's target (median
+    # <= 15 %, every row within 1.5x) is met.
     rows = table.filter(tag="validation")
     assert rows["pending"].null_count() == rows.height  # every row predicted
     scores = [abs(e) for e in rows["score"]]
     outside = {r["id"] for r in rows.iter_rows(named=True) if not 0.5 <= 1 + r["score"] <= 2}
     assert outside <= set(KNOWN_MISSES), outside - set(KNOWN_MISSES)
     assert statistics.median(scores) <= 0.40
-    met = statistics.median(scores) <= 0.25 and not outside
+    close = all(1 / 1.5 <= 1 + e <= 1.5 for e in rows["score"])
+    met = statistics.median(scores) <= 0.15 and close
     assert summary(table).count(": met") == int(met)
 
 
