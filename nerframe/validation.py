@@ -753,23 +753,45 @@ def _workloads(row: dict[str, Any]) -> list[dict[str, Any]]:
 def _parse_workload(text: str) -> list[dict[str, Any]]:
     """``"rays=1024;scene=a|b"`` as `nerframe.pipeline` keyword arguments, one dict per
     combination; a key `nerframe.pipeline` does not take is kept as text (the row
-    is then pending).
+    is then pending). Keys joined by commas take their values together, one
+    comma-separated group per choice (a figure per scene: ``scene,gaussians=a,1|b,2``).
 
     >>> _parse_workload("frame_pixels=8334;rendered_fraction=0.5")
     [{'frame_pixels': 8334, 'rendered_fraction': 0.5}]
+    >>> for w in _parse_workload("rays=64;scene,gaussians=lego,350000|garden,5710000"):
+    ...     print(w)
+    {'rays': 64, 'scene': 'lego', 'gaussians': 350000}
+    {'rays': 64, 'scene': 'garden', 'gaussians': 5710000}
     """
-    choices: list[list[tuple[str, Any]]] = []
+    choices: list[list[list[tuple[str, Any]]]] = []
     keys: set[str] = set()
     for item in filter(None, (part.strip() for part in text.split(";"))):
         key, equals, values = (part.strip() for part in item.partition("="))
-        if not equals or not key or not values:
+        names = [name.strip() for name in key.split(",")]
+        if not equals or not all(names) or not values:
             raise ValueError(f"{item!r} is not key=value")
-        if key in keys:
-            raise ValueError(f"{key!r} is given twice")
-        keys.add(key)
-        kind = _PIPELINE_KINDS.get(key, str)
-        choices.append([(key, kind(v.strip())) for v in values.split("|")])
-    return [dict(combination) for combination in itertools.product(*choices)]
+        for name in names:
+            if name in keys:
+                raise ValueError(f"{name!r} is given twice")
+            keys.add(name)
+        options = []
+        for value in values.split("|"):
+            group = [v.strip() for v in value.split(",")]
+            if len(group) != len(names):
+                raise ValueError(
+                    f"{value.strip()!r} holds {len(group)} of the {len(names)} values of {key!r}"
+                )
+            options.append(
+                [
+                    (name, _PIPELINE_KINDS.get(name, str)(v))
+                    for name, v in zip(names, group, strict=True)
+                ]
+            )
+        choices.append(options)
+    return [
+        {name: v for group in combination for name, v in group}
+        for combination in itertools.product(*choices)
+    ]
 
 
 def _samples_per_frame(name: str, workload: dict[str, Any]) -> float:

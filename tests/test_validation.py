@@ -102,10 +102,15 @@ def _oracle(row: dict[str, Any]) -> float:
     """The row's metric straight from `nerframe.schedule` and the accelerator files:
     the formulas of validation.py's docstring, written out again."""
     workloads: list[dict[str, Any]] = [{}]
+    kinds = {"rendered_fraction": float, "scene": str}
     for item in filter(None, (row["workload"] or "").split(";")):
-        key, _, values = item.partition("=")
-        kind = {"rendered_fraction": float, "scene": str}.get(key, int)
-        workloads = [{**w, key: kind(v)} for w in workloads for v in values.split("|")]
+        keys, _, values = item.partition("=")
+        workloads = [
+            {**w, **dict(zip(keys.split(","), group.split(","), strict=True))}
+            for w in workloads
+            for group in values.split("|")
+        ]
+    workloads = [{k: kinds.get(k, int)(v) for k, v in w.items()} for w in workloads]
     values = [_oracle_one(row, w) for w in workloads]
     if row["metric"] == "fps":  # frames per second of the mean frame time
         return len(values) / sum(1 / v for v in values)
@@ -416,6 +421,14 @@ def test_area_row_refuses_hardware_whose_area_is_not_published() -> None:
         ("icarus-area", "bound", "lower", "bound 'lower' is not empty or 'upper'"),
         ("icarus-area", "workload", "frame_pixels", "'frame_pixels' is not key=value"),
         ("icarus-area", "workload", "rays=1;rays=2", "'rays' is given twice"),
+        ("icarus-area", "workload", "rays,rays=1,2", "'rays' is given twice"),
+        (
+            "icarus-area",
+            "workload",
+            "scene,rays=lego,1|chair",
+            "'chair' holds 1 of the 2 values of 'scene,rays'",
+        ),
+        ("icarus-area", "workload", "scene,=lego,1", "'scene,=lego,1' is not key=value"),
         ("icarus-area", "workload", "frame_pixels=many", "workload 'frame_pixels=many'"),
         ("icarus-area", "tag", "held-out", "tag 'held-out' is not one of"),
         ("icarus-area", "fixes", "icarus.area", "a validation row fixes nothing"),
