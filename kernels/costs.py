@@ -495,8 +495,8 @@ def cost_rows(
         _by_type(code, block, stop, order, first)
         # Read every parameter column of the block in row order first: the formulas
         # then read them by op type, in an order the CPU cannot prefetch, and without
-        # this the loads wait on memory (30 ns a row instead of 16 on the benchmark's
-        # mixed table, one thread). Pass 1 overwrites this store, which keeps the loads.
+        # this the loads wait on memory (the docstring's measurement). Pass 1
+        # overwrites this store, which keeps the loads.
         block_flops[0] = _read_block(
             block,
             stop,

@@ -605,9 +605,10 @@ def evaluate_chunk(
         # spins on the core the helper needs (torch's libgomp, loaded before numba's,
         # spins long enough to slow a store sweep by half).
         threads = get_num_threads()
-        set_num_threads(max(threads - 1, 1))
+        fewer = max(threads - 1, 1)
+        set_num_threads(fewer)
         try:
-            _blocks(*args, max(threads - 1, 1))
+            _blocks(*args, fewer)
         finally:
             set_num_threads(threads)
         joined.wait()
