@@ -786,14 +786,22 @@ def sm_modules(accel: Accelerator) -> np.ndarray:
 
 def accelerator_model(accel: Accelerator) -> GpuModel:
     """The kernel model of a GPU accelerator (or one that extends a GPU): the H200's
-    figures scaled to its data sheet (`datasheet`, `scaled`'s rules).
+    figures scaled to its data sheet (`datasheet`, `scaled`'s rules); the built-in
+    ``h200`` file takes them as measured.
 
     >>> from nerframe.hardware import accelerator
     >>> m = accelerator_model(accelerator("a6000"))
     >>> round(m.bandwidth / 1e9, 1)  # 4,106 GB/s x 768 / 4,800
     657.0
+    >>> accelerator_model(accelerator("h200")).bandwidth / 1e9  # measured
+    4106.0
     """
-    return from_figures(accel.name, _scale(accel.name, datasheet(accel)))
+    from nerframe.hardware import builtin_file
+
+    # The file's FP32 peak is at the tensor cores' clock (as every GPU file's); the
+    # measured FP32 GEMMs ran at the boost clock, which scaling would undo.
+    measured = accel.path is not None and Path(accel.path) == builtin_file(REFERENCE)
+    return from_figures(accel.name, _scale(accel.name, None if measured else datasheet(accel)))
 
 
 def reference(accel: Accelerator) -> Accelerator:

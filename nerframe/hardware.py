@@ -49,6 +49,7 @@ GPUS: tuple[str, ...] = (
     "rtx3090",
     "a100",
     "h100",
+    "h200",
     "rtx3070",
     "a6000",
     "titan_rtx",
@@ -73,7 +74,7 @@ def accelerator(name_or_path: str | os.PathLike[str]) -> Accelerator:
             "name_or_path",
         )
     if isinstance(name_or_path, str) and name_or_path.lower() in BUILTIN:
-        return _load(_BUILTIN_DIR / f"{name_or_path.lower()}.json")
+        return _load(builtin_file(name_or_path))
     path = Path(name_or_path)
     if isinstance(name_or_path, str) and path.suffix.lower() != ".json" and not path.exists():
         raise InvalidInputError(
@@ -84,11 +85,20 @@ def accelerator(name_or_path: str | os.PathLike[str]) -> Accelerator:
     return _load(path)
 
 
+def builtin_file(name: str) -> Path:
+    """The file of the built-in accelerator or GPU `name` (case-insensitive).
+
+    >>> builtin_file("H200").name
+    'h200.json'
+    """
+    return _BUILTIN_DIR / f"{name.lower()}.json"
+
+
 def accelerators() -> pl.DataFrame:
     """One row per built-in accelerator and GPU (schema ``schemas.ACCELERATORS``).
 
     >>> accelerators().height
-    18
+    19
     """
     return accelerator_table([accelerator(name) for name in BUILTIN])
 

@@ -35,6 +35,7 @@ BOARD_W = {
     "rtx3090": 350,
     "a100": 300,
     "h100": 700,
+    "h200": 700,
     "rtx3070": 220,
     "a6000": 300,
     "titan_rtx": 280,
@@ -152,6 +153,7 @@ L2_KB = {
     "rtx3070": 4096,  # GA102 whitepaper, GA104: 4 MB
     "a100": 40960,  # A100 whitepaper: 40 MB
     "h100": 51200,  # H100 whitepaper: 50 MB
+    "h200": 51200,  # the H100 SXM5's GH100 configuration
 }
 
 
@@ -191,6 +193,7 @@ L2_BYTES_PER_CYCLE = {
     "a6000": 48 * 32,
     "a100": 5120,  # "The A100 L2 read bandwidth is 5120 Bytes/clk"
     "h100": 0,  # not given: L2 hits unlimited
+    "h200": 0,
 }
 
 
@@ -296,6 +299,9 @@ def test_fragments_per_gaussian_is_a_workload_parameter() -> None:
         ("a6000", 38.7, 309.7 / 2, 768, 300, 628.4, 8),
         # TITAN RTX (Turing whitepaper): 16.3 TFLOP/s FP32, 130 tensor, 672 GB/s, 280 W
         ("titan_rtx", 16.3, 130, 672, 280, 754, 12),
+        # H200 SXM data sheet: 1,979 sparse FP16 tensor, 4.8 TB/s, 700 W; GH100 814 mm2;
+        # FP32 at the tensor cores' clock, 1830 MHz (67 TFLOP/s at the 1980 MHz boost)
+        ("h200", 67 * 1830 / 1980, 1979 / 2, 4800, 700, 814, 4),
     ],
 )
 def test_new_gpus_hold_their_data_sheet_figures(

@@ -201,6 +201,22 @@ def test_other_gpus_are_scaled_by_data_sheet_ratios() -> None:
         gpu.gpu_model("neurex")
 
 
+def test_the_h200_accelerator_runs_at_the_measured_figures() -> None:
+    # schedule/analyze's H200 is the trace model's: no data-sheet ratio between them,
+    # though its file gives the FP32 peak at the tensor cores' clock (61.8 of 67 TFLOP/s)
+    from nerframe.hardware import accelerator
+
+    measured = gpu.gpu_model("h200")
+    built_in = gpu.accelerator_model(accelerator("h200"))
+    assert built_in.gemm == measured.gemm and built_in.gather == measured.gather
+    assert (built_in.bandwidth, built_in.alone_s) == (measured.bandwidth, measured.alone_s)
+    # the same die in another file (the H100 SXM5) is scaled by its data sheet
+    h100 = gpu.accelerator_model(accelerator("h100"))
+    assert h100.gemm["float32"].peak == pytest.approx(
+        measured.gemm["float32"].peak * 132 * 256 * 1830e6 / 67e12
+    )
+
+
 def _heldout_map(tmp_path: Path) -> Path:
     import sys
 

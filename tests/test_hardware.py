@@ -1014,7 +1014,7 @@ def test_map_operators_rowwise_equals_batch(rows: list[tuple[str, bool]]) -> Non
 def test_accelerators_table() -> None:
     table = accelerators()
     assert table.schema == schemas.ACCELERATORS
-    assert table.height == 18  # 10 accelerators and 8 GPUs
+    assert table.height == 19  # 10 accelerators and 9 GPUs
     assert table["accelerator"].to_list() == list(BUILTIN)
     assert table.filter(kind="gpu")["accelerator"].to_list() == list(GPUS)
     neurex = table.filter(pl.col("accelerator") == "neurex").row(0, named=True)
