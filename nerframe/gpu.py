@@ -829,7 +829,12 @@ def _file_accelerator(path: str, mtime_ns: int, size: int) -> Accelerator:
 
 
 def op_seconds(
-    costs: pl.DataFrame, module: np.ndarray, accel: Accelerator, gathered: np.ndarray
+    costs: pl.DataFrame,
+    module: np.ndarray,
+    accel: Accelerator,
+    gathered: np.ndarray,
+    *,
+    batches: int = 1,
 ) -> np.ndarray:
     """Seconds (float64) of each row of a costs table on the GPU module it maps to, at
     the data sheet of `reference` (`module`: the rows' module indices; rows on other
@@ -838,6 +843,13 @@ def op_seconds(
     synchronisations at ``alone_s - back_to_back_s`` each, plus its kernels
     (`OP_KERNELS`) each at least ``back_to_back_s`` (the host launches no faster),
     its work spread evenly over them; a GEMM per MLP layer at its own fit.
+
+    A batch-scoped op runs as kernels over the whole frame's rays, whatever the graph's
+    batch: a GPU renderer holds a frame's intermediates in DRAM, not in a batch-sized
+    buffer (Instant-NGP's testbed marches every ray of the frame together,
+    ``NerfTracer`` in ``testbed_nerf.cu``). Its launches and syncs are paid once per
+    frame, its GEMMs have the frame's rows (`batches` × the batch's), and each of the
+    frame's `batches` batches carries an equal share.
 
     >>> import nerframe
     >>> c = nerframe.costs(nerframe.pipeline("3dgs", gaussians=1000).ops)
@@ -860,20 +872,21 @@ def op_seconds(
     for i in np.flatnonzero(on_sm).tolist():
         op = OP_KERNELS.get(op_types[i], DEFAULT_OP)
         row = costs.row(i, named=True)
+        k = max(batches, 1) if row["scope"] == "batch" else 1
         memory = moved[i] / model.bandwidth
         if op.kind == "gemm":
             dtype = "float32" if row["bitwidth"] > 16 else _half(model)
             if dtype != "float32" and row["layer_width"] <= FUSED_MLP_WIDTH:
                 # tiny-cuda-nn's fully fused network: one kernel, every layer at the
                 # rate of a wide layer (its narrow layers never leave the SM)
-                rows = row["B"] * row["N"]
+                rows = row["B"] * row["N"] * k
                 wide = model.gemm_fit(dtype, FUSED_MLP_RATE_AT, FUSED_MLP_RATE_AT)
                 rate = wide.rate(rows, FUSED_MLP_RATE_AT, FUSED_MLP_RATE_AT)
                 work = float(flops[i]) / rate
-                result[i] = op.syncs * sync + max(floor, work, float(memory))
+                result[i] = (op.syncs * sync + max(floor, work * k, float(memory) * k)) / k
                 continue
             gemms = mlp_gemms(
-                row["B"] * row["N"],
+                row["B"] * row["N"] * k,
                 row["in_dim"],
                 row["num_layers"],
                 row["layer_width"],
@@ -886,13 +899,13 @@ def op_seconds(
                 for m, k, n in gemms
             ]
             kernels = sum(max(floor, w) for w in layers)
-            result[i] = op.syncs * sync + max(kernels, memory)
+            result[i] = (op.syncs * sync + max(kernels, memory * k)) / k
             continue
         if op.kind == "sort":
             work = float(moved[i]) / (model.sort_rate * SORT_BYTES_PER_KEY)
         else:
             work = max(float(memory), float(flops[i]) / fp32)
-        result[i] = op.syncs * sync + max(op.launches * floor, work)
+        result[i] = (op.syncs * sync + max(op.launches * floor, work * k)) / k
     return result
 
 

@@ -92,7 +92,9 @@ def _codes(op_types: Sequence[str] | pl.Series) -> tuple[np.ndarray, list[str]]:
     return codes, list(number)
 
 
-def work(costs: pl.DataFrame, module: np.ndarray, accel: Accelerator) -> np.ndarray:
+def work(
+    costs: pl.DataFrame, module: np.ndarray, accel: Accelerator, *, batches: int = 1
+) -> np.ndarray:
     """Work of each row (float64) in the unit of the module it maps to; on a FLOP-rated
     module with a ``bitwidth``, FLOPs of wider operands cost more (`precision_factor`).
     On a GPU's SMs (`nerframe.gpu.sm_modules`) a row's work is its kernels' time
@@ -100,7 +102,9 @@ def work(costs: pl.DataFrame, module: np.ndarray, accel: Accelerator) -> np.ndar
     rate and clock as its file gives them.
 
     `costs` is a costs table (its ``flops`` column is the work of FLOP-rated
-    modules); `module` the rows' module indices (`map_operators`). A row mapped to a
+    modules); `module` the rows' module indices (`map_operators`); `batches` the
+    frame's batches (a GPU runs a batch op over the whole frame, each batch carrying
+    its share: `nerframe.gpu.op_seconds`). A row mapped to a
     module whose unit its op type does not count raises `nerframe.UnmappedError` naming both.
 
     >>> import nerframe
@@ -124,7 +128,7 @@ def work(costs: pl.DataFrame, module: np.ndarray, accel: Accelerator) -> np.ndar
         rate = np.array(
             [rates.get(m.name, m.count * m.throughput_ops_per_cycle) for m in accel.modules]
         )
-        seconds = op_seconds(costs, module, accel, gathered_bytes(costs, accel))
+        seconds = op_seconds(costs, module, accel, gathered_bytes(costs, accel), batches=batches)
         result[on_gpu] = seconds[on_gpu] * rate[module[on_gpu]] * sheet.frequency_mhz * 1e6
     op_types = np.array(costs.get_column("op_type").to_list())
     for op_type, unit in sorted(set(zip(op_types.tolist(), units.tolist(), strict=True))):

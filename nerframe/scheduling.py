@@ -332,7 +332,7 @@ class Mapped:
             module,
             (parts[0], parts[1], parts[2]),
             names,
-            work(table, module, accel),
+            work(table, module, accel, batches=graph.batches),
             dram_bytes + respilled,
             gemm_ptr,
             gemms,

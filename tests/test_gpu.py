@@ -347,6 +347,24 @@ def test_an_op_on_a_gpu_is_its_launch_floor_or_its_bytes_at_the_measured_rate() 
     assert big["duration_cycles"] == pytest.approx(seconds * 1800e6, rel=1e-4)
 
 
+def test_a_gpu_launches_a_batch_op_once_per_frame() -> None:
+    # A frame of 8 pixels cut into 4 batches of 2 rays: the GPU runs each batch op as one
+    # launch-bound kernel over the frame's 8 rays, so each batch carries a quarter of the
+    # launch (A6000: 1800 MHz), and the frame takes what one batch of 8 rays takes
+    def frame(rays: int) -> tuple[int, dict[str, Any]]:
+        g = nerframe.graph(
+            "one", [{"op_type": "RGBRenderer", "B": rays, "N": 24}], [], frame_pixels=8
+        )
+        s = nerframe.schedule(g, "a6000")
+        return s.summary["frame_cycles"].item(), s.schedule.row(0, named=True)
+
+    whole, _ = frame(8)
+    batched, first = frame(2)
+    assert whole == math.ceil(H200_BACK_TO_BACK_S * 1800e6)
+    assert first["duration_cycles"] == math.ceil(H200_BACK_TO_BACK_S * 1800e6 / 4)
+    assert batched == 4 * first["duration_cycles"]
+
+
 def _a6000_half_rate(rows: int, k: int, n: int) -> float:
     # the H200's aligned bfloat16 fit (P 797.4 TFLOP/s, k0 128, n0 64, m0 316,200) with
     # P x the A6000's dense FP16 tensor peak ratio (84 x 1024 x 1800 MHz over 989.5
