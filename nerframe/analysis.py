@@ -132,7 +132,7 @@ def analyze(
     >>> import tempfile
     >>> out = tempfile.mkdtemp() + "/store"
     >>> analyze(["neurex", "icarus"], "all", output=out, report=False).summary.height
-    36
+    38
     """
     flags = {
         "pipelined": pipelined,
