@@ -17,8 +17,10 @@ rate:
 - **gather** (``__getitem__``, ``index_select``… with an integer index tensor):
   ``max(lookups / G(table bytes), bytes / W)``, ``G`` interpolated in log-log by the
   table's bytes (a table that fits the L2 cache is read faster); a scatter-add (a
-  gather's backward: ``index_put``, ``index_add``…, `SCATTERS`) likewise, its table
-  being its output;
+  gather's backward: ``index_put``, ``index_add``…, `SCATTERS`; its table is its
+  output) at the scatter rate a CUDA probe measured, interpolated the same way, else
+  as torch runs it: a sort of its indices (``keys × index bits / 32 / S``) and the adds
+  at the gather rate;
 - **sort** (``sort``, ``argsort``, ``topk``, ``unique``): ``keys / S``;
 - **scan** (``cumsum``, ``cumprod``…): bytes at the scan bandwidth ``W_scan`` (a
   cumulative product along a short last dimension is far below DRAM bandwidth),
@@ -133,7 +135,8 @@ class GemmFit:
 class GpuModel:
     """One GPU's kernel figures (see the module docstring): fixed costs (s), bandwidths
     (bytes/s), GEMM fits by key (``float32``, ``tf32``, ``bfloat16``,
-    ``bfloat16-unaligned``…), gathers as (table bytes, lookups/s), sort in keys/s.
+    ``bfloat16-unaligned``…), gathers (and probed scatters) as (table bytes, lookups/s),
+    sort in keys/s.
 
     >>> m = gpu_model("h200")
     >>> m.alone_s > m.back_to_back_s > 0
@@ -151,6 +154,9 @@ class GpuModel:
     gemm: Mapping[str, GemmFit]
     cat_last_bandwidth: float = math.inf
     """A ``cat`` along a narrow last dimension (measured by a CUDA probe; else ``W``)."""
+    scatter: tuple[tuple[float, float], ...] = ()
+    """Scatter-adds (`SCATTERS`) as (table bytes, lookups/s), measured by a CUDA probe;
+    without them, a scatter-add is its index sort and its adds at the gather rate."""
     tf32: bool = False
     source: str = ""
 
@@ -231,6 +237,8 @@ class GpuModel:
             pairs = list(zip(kernel.inputs, kernel.input_dtypes, strict=True))
             lookups = [math.prod(s) for s, d in pairs if d.startswith(("int", "uint"))]
             table = _nbytes(out, kernel.output_dtypes[0] if kernel.output_dtypes else "float32")
+            if lookups and self.scatter:
+                return max(max(lookups) / _loglog(self.scatter, table), memory), "gather"
             if lookups:
                 # torch accumulates into rows at repeated indices by sorting the indices
                 # first (index_put_with_sort): a sort, then the adds at the gather rate
@@ -325,7 +333,7 @@ def _best_median(
 def fit(micro: Mapping[str, Any]) -> dict[str, Any]:
     """The kernel figures of one GPU from its micro-benchmarks (``micro.json``'s layout,
     which ``nerframe probe --device cuda`` writes): the fixed costs as measured; each
-    bandwidth and gather rate at the largest size measured, net of the fixed cost
+    bandwidth, gather and scatter rate at the largest size measured, net of the fixed cost
     (``bytes / (seconds - (alone_s - back_to_back_s))``, the median over the element-wise
     ops); each GEMM dtype's (P, k0, n0, m0) by grid search for the least median
     |log10(measured / predicted)|; the sort rate when measured (the slope between its
@@ -371,16 +379,17 @@ def fit(micro: Mapping[str, Any]) -> dict[str, Any]:
         rows = [r for r in elementwise if r["op"] == op]
         if rows:
             figures[key] = _figure(rate(rows, "bytes") / 1e9)
-    gathers = list(micro.get("gather", []))
-    if gathers:
-        points = []
-        for table in sorted({r["table_rows"] for r in gathers}):
-            rows = [r for r in gathers if r["table_rows"] == table]
-            top = max(rows, key=lambda r: r["lookups"])
-            width = 4 * int(top.get("features", 2))
-            lookups = top["lookups"] / _net(top["seconds"], overhead)
-            points.append([table * width, _figure(lookups)])
-        figures["gather"] = points
+    for section in ("gather", "scatter"):
+        measured = list(micro.get(section, []))
+        if measured:
+            points = []
+            for table in sorted({r["table_rows"] for r in measured}):
+                rows = [r for r in measured if r["table_rows"] == table]
+                top = max(rows, key=lambda r: r["lookups"])
+                width = 4 * int(top.get("features", 2))
+                lookups = top["lookups"] / _net(top["seconds"], overhead)
+                points.append([table * width, _figure(lookups)])
+            figures[section] = points
     sorts = sorted(micro.get("sort", []), key=lambda r: r["keys"])
     if len(sorts) > 1 and sorts[-1]["seconds"] > sorts[-2]["seconds"]:
         # torch.sort launches several kernels (indices, histogram, a kernel per pass),
@@ -470,6 +479,7 @@ def from_figures(name: str, figures: Mapping[str, Any], *, tf32: bool = False) -
             ),
             gemm=gemm,
             cat_last_bandwidth=float(figures.get("cat_last_gbps", figures["bandwidth_gbps"])) * 1e9,
+            scatter=tuple((float(a), float(b)) for a, b in figures.get("scatter", ())),
             tf32=tf32,
             source=str(figures.get("source", "")),
         )
@@ -581,7 +591,9 @@ def _scale(name: str, target: Mapping[str, float] | None) -> dict[str, Any]:
     if "sort_keys_per_s" in figures:
         figures["sort_keys_per_s"] *= memory
     cache_ratio = target["l2_bytes"] / ref["l2_bytes"]
-    figures["gather"] = [[t * cache_ratio, r * memory] for t, r in figures["gather"]]
+    for section in ("gather", "scatter"):
+        if section in figures:
+            figures[section] = [[t * cache_ratio, r * memory] for t, r in figures[section]]
     for key, fit_ in figures["gemm"].items():
         ratio = (
             target["fp32"] / ref["fp32"] if key == "float32" else target["tensor"] / ref["tensor"]

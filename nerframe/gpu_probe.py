@@ -16,7 +16,10 @@ with CUDA events (the median of `REPEATS` after `WARMUP` untimed calls):
   in float32, float16 and bfloat16, and float32 with TF32 on (``dtype: "tf32"``);
 - ``gather``: ``table[idx]`` of two float32 features per row from tables of
   `TABLES` rows, `LOOKUPS` random lookups;
-- ``sort``: ``torch.sort`` of `SORTS` random float32 keys.
+- ``sort``: ``torch.sort`` of `SORTS` random float32 keys;
+- ``scatter``: ``table.index_put_((idx,), values, accumulate=True)`` of two float32
+  features per row into tables of `TABLES` rows, `SCATTERS` random lookups: a gather's
+  backward, whose repeated indices (many in a small table) torch sorts first.
 
 The file has the layout of the H200 reference measurements
 (``../shared/data/gpu/h200/micro.json``) plus ``"format": "nerframe-probe"``,
@@ -52,6 +55,7 @@ SHAPES = (
 TABLES = (2**14, 2**19, 2**22, 2**24)
 LOOKUPS = (2**14, 2**18, 2**22, 2**24)
 SORTS = (2**14, 2**18, 2**22)
+SCATTERS = (2**18, 2**22)
 
 
 def _timer(torch: Any) -> Callable[[Callable[[], object]], float]:
@@ -105,6 +109,7 @@ def probe_cuda() -> dict[str, Any]:
         record["gemm"] = _gemm(torch, timed, "cuda")
         record["gather"] = _gather(torch, timed, "cuda")
         record["sort"] = _sort(torch, timed, "cuda")
+        record["scatter"] = _scatter(torch, timed, "cuda")
     return record
 
 
@@ -231,6 +236,29 @@ def _sort(
         values = torch.rand(keys, device=dev)
         seconds = timed(partial(torch.sort, values))
         rows.append({"keys": keys, "seconds": seconds, "keys_per_s": keys / seconds})
+    return rows
+
+
+def _scatter(
+    torch: Any, timed: Callable[[Callable[[], object]], float], dev: str
+) -> list[dict[str, Any]]:
+    rows = []
+    generator = torch.Generator(device=dev).manual_seed(0)
+    for table_rows in TABLES:
+        table = torch.zeros(table_rows, 2, device=dev)
+        for lookups in SCATTERS:
+            idx = torch.randint(0, table_rows, (lookups,), device=dev, generator=generator)
+            values = torch.rand(lookups, 2, device=dev)
+            seconds = timed(partial(table.index_put_, (idx,), values, accumulate=True))
+            rows.append(
+                {
+                    "table_rows": table_rows,
+                    "features": 2,
+                    "lookups": lookups,
+                    "seconds": seconds,
+                    "lookups_per_s": lookups / seconds,
+                }
+            )
     return rows
 
 

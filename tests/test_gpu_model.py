@@ -324,6 +324,7 @@ def test_cuda_probe_benchmarks_run_and_fit_on_the_cpu(monkeypatch) -> None:
     monkeypatch.setattr(gpu_probe, "TABLES", (2**10,))
     monkeypatch.setattr(gpu_probe, "LOOKUPS", (2**8, 2**10))
     monkeypatch.setattr(gpu_probe, "SORTS", (2**8,))
+    monkeypatch.setattr(gpu_probe, "SCATTERS", (2**8, 2**10))
     monkeypatch.setattr(gpu_probe, "REPEATS", 3)
     monkeypatch.setattr(gpu_probe, "CHAIN", 10)
 
@@ -338,6 +339,7 @@ def test_cuda_probe_benchmarks_run_and_fit_on_the_cpu(monkeypatch) -> None:
         "gemm": [r for r in gpu_probe._gemm(torch, timed, "cpu") if r["dtype"] != "float16"],
         "gather": gpu_probe._gather(torch, timed, "cpu"),
         "sort": gpu_probe._sort(torch, timed, "cpu"),
+        "scatter": gpu_probe._scatter(torch, timed, "cpu"),
     }
     ops = {r["op"] for r in record["elementwise"]}
     assert {"add", "cumprod_last64", "sum_last64", "cat_two", "cat_last_narrow"} <= ops
@@ -348,6 +350,48 @@ def test_cuda_probe_benchmarks_run_and_fit_on_the_cpu(monkeypatch) -> None:
     model = gpu.from_figures("cpu-test", figures)
     assert model.sort_rate == figures["sort_keys_per_s"]
     assert model.cat_last_bandwidth == pytest.approx(figures["cat_last_gbps"] * 1e9)
+    # the scatter rows: 2^10 lookups into the 2^10-row table of two float32 features
+    (scatter,) = figures["scatter"]
+    top = record["scatter"][-1]
+    assert scatter[0] == 2**10 * 8
+    assert scatter[1] == pytest.approx(2**10 / (top["seconds"] - 1e-5), rel=1e-3)
+    assert model.scatter == ((scatter[0], scatter[1]),)
+
+
+def test_a_scatter_add_runs_at_the_probed_rate_where_measured() -> None:
+    # The gradient of a hash level's gather: 2^21 int64 indices into a 2^19 x 2 table.
+    rows, lookups = 2**19, 2**21
+    kernel = Kernel(
+        "index_put",
+        [[rows, 2], [lookups], [lookups, 2]],
+        ["float32", "int64", "float32"],
+        [[rows, 2]],
+        ["float32"],
+    )
+    plain = gpu.gpu_model("h200")
+    table = rows * 2 * 4
+    # without a probed scatter: the index sort (64-bit keys: twice the 32-bit passes)
+    # and the adds at the gather rate
+    expected = lookups * 2 / plain.sort_rate + lookups / plain.gather_rate(table)
+    assert plain.work_seconds(kernel) == (pytest.approx(expected), "gather")
+    # with one: log-log between the probed tables (here 1 and 16 MB at 4 and 1 G lookups/s)
+    probed = gpu.from_figures(
+        "probed", {**gpu.scaled("h200"), "scatter": [[2**20, 4e9], [2**24, 1e9]]}
+    )
+    rate = 4e9 * (1e9 / 4e9) ** (math.log(table / 2**20) / math.log(2**24 / 2**20))
+    assert probed.work_seconds(kernel) == (pytest.approx(lookups / rate), "gather")
+
+
+def test_a_probed_scatter_scales_to_other_gpus_as_gathers_do(monkeypatch) -> None:
+    # tables by the L2 ratio (40 MB against 50), rates by the DRAM ratio (1,935 / 4,800)
+    stored = json.loads((Path(gpu.__file__).with_name("systems") / "h200.json").read_text())
+    stored["probe"]["figures"]["scatter"] = [[2**20, 4e9], [2**24, 1e9]]
+    monkeypatch.setattr(gpu, "_system_document", lambda name: stored)
+    a100 = gpu.scaled("a100")
+    assert a100["scatter"] == [
+        [pytest.approx(2**20 * 40 / 50), pytest.approx(4e9 * 1935 / 4800)],
+        [pytest.approx(2**24 * 40 / 50), pytest.approx(1e9 * 1935 / 4800)],
+    ]
 
 
 def test_a_cat_along_a_narrow_last_dimension_uses_the_probed_rate() -> None:
