@@ -4,7 +4,8 @@
 # the two held-out models (benchmarks/heldout_models.py) forward, and one training
 # iteration of each held-out model (`trace capture --train`), then compare every
 # traced op with the GPU kernel model: the H200's figures (`--system h200`) and this
-# machine's probe (`--probe`). Everything is written to one folder, $OUT.
+# machine's probe (`--probe`); last, a kernel profile of the hash grid's training
+# iteration (benchmarks/train_profile.py). Everything is written to one folder, $OUT.
 #
 # Needs: Python with nerframe and its dependencies, a CUDA build of torch, an NVIDIA
 # driver (nvidia-smi). Each stage is guarded (a time limit, its own log): one failing
@@ -14,7 +15,8 @@
 #   OUT=/tmp/gpu-out PY=python NERFRAME=nerframe bash benchmarks/gpu_check.sh
 # Results in $OUT: cuda.probe.json; {tiny,vanilla,hashgrid}.trace.json (forward) and
 # {vanilla,hashgrid}.train.trace.json; per trace *.h200.csv and *.probe.csv (measured
-# vs predicted per op) with the summary lines in *.err; stages.txt (each stage's exit
+# vs predicted per op) with the summary lines in *.err; hashgrid.profile.json (the
+# training iteration's kernels by phase); stages.txt (each stage's exit
 # status and seconds); nvidia-smi.txt, versions.txt.
 set -uo pipefail
 OUT=${OUT:-gpu-out}
@@ -87,5 +89,8 @@ stage vanilla.train capture vanilla.train benchmarks/heldout_models.py:build_van
     "$OUT/heldout.yaml" --train
 stage hashgrid.train capture hashgrid.train benchmarks/heldout_models.py:build_hashgrid \
     "$OUT/heldout.yaml" --train
+# what the GPU ran in a hash-grid training iteration, kernel by kernel and phase by phase
+stage hashgrid.profile timeout 120 "$PY" benchmarks/train_profile.py hashgrid \
+    "$OUT/hashgrid.profile.json" --device "$DEVICE"
 grep -h "median\|whole\|error" "$OUT"/*.err 2>/dev/null | sort | uniq -c | head -40
 echo "results in $OUT"

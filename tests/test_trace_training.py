@@ -123,3 +123,25 @@ def test_the_graph_of_a_training_trace_holds_backward_ops(trained, tmp_path: Pat
     forward = {(a, b) for a, b in edges if a < n and b < n}
     assert forward and {(b + n, a + n) for a, b in forward} <= edges  # gradients flow back
     assert {(i, i + n) for i in range(n)} <= edges  # a backward op after its forward
+
+
+def test_the_training_profile_splits_an_iteration_s_kernels_by_phase(monkeypatch) -> None:
+    # benchmarks/train_profile.py, the GPU check's kernel profile of a training
+    # iteration, on the CPU: every kernel falls in the forward, the backward or the
+    # optimizer step, and the backward holds the hash grid's scatter into its table
+    pytest.importorskip("torch", reason="optional: the profile needs torch (nerframe[trace])")
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    try:
+        import train_profile
+    finally:
+        sys.path.pop(0)
+    monkeypatch.setattr(train_profile, "WARMUP", 1)
+    monkeypatch.setattr(train_profile, "TIMED", 1)
+    record = train_profile.profile("hashgrid", "cpu")
+    assert record["device"] == "cpu" and set(record["phase_s"]) == set(train_profile.PHASES)
+    phases = {r["name"]: r["phase"] for r in record["kernels"]}
+    assert {r["phase"] for r in record["kernels"]} <= {*train_profile.PHASES, "other"}
+    assert phases["aten::_index_put_impl_"] == "backward"
+    assert phases["aten::addmm"] == "forward"
+    seconds = [r["seconds"] for r in record["kernels"]]
+    assert seconds == sorted(seconds, reverse=True) and seconds[0] > 0
