@@ -884,21 +884,21 @@ def op_seconds(
     for i in np.flatnonzero(on_sm).tolist():
         op = OP_KERNELS.get(op_types[i], DEFAULT_OP)
         row = costs.row(i, named=True)
-        k = max(batches, 1) if row["scope"] == "batch" else 1
+        runs = max(batches, 1) if row["scope"] == "batch" else 1
         memory = moved[i] / model.bandwidth
         if op.kind == "gemm":
             dtype = "float32" if row["bitwidth"] > 16 else _half(model)
             if dtype != "float32" and row["layer_width"] <= FUSED_MLP_WIDTH:
                 # tiny-cuda-nn's fully fused network: one kernel, every layer at the
                 # rate of a wide layer (its narrow layers never leave the SM)
-                rows = row["B"] * row["N"] * k
+                rows = row["B"] * row["N"] * runs
                 wide = model.gemm_fit(dtype, FUSED_MLP_RATE_AT, FUSED_MLP_RATE_AT)
                 rate = wide.rate(rows, FUSED_MLP_RATE_AT, FUSED_MLP_RATE_AT)
                 work = float(flops[i]) / rate
-                result[i] = (op.syncs * sync + max(floor, work * k, float(memory) * k)) / k
+                result[i] = (op.syncs * sync + max(floor, work * runs, float(memory) * runs)) / runs
                 continue
             gemms = mlp_gemms(
-                row["B"] * row["N"] * k,
+                row["B"] * row["N"] * runs,
                 row["in_dim"],
                 row["num_layers"],
                 row["layer_width"],
@@ -911,13 +911,13 @@ def op_seconds(
                 for m, k, n in gemms
             ]
             kernels = sum(max(floor, w) for w in layers)
-            result[i] = (op.syncs * sync + max(kernels, memory * k)) / k
+            result[i] = (op.syncs * sync + max(kernels, memory * runs)) / runs
             continue
         if op.kind == "sort":
             work = float(moved[i]) / (model.sort_rate * SORT_BYTES_PER_KEY)
         else:
             work = max(float(memory), float(flops[i]) / fp32)
-        result[i] = (op.syncs * sync + max(op.launches * floor, work * k)) / k
+        result[i] = (op.syncs * sync + max(op.launches * floor, work * runs)) / runs
     return result
 
 
