@@ -209,13 +209,25 @@ def _gemm(
 def _gather(
     torch: Any, timed: Callable[[Callable[[], object]], float], dev: str
 ) -> list[dict[str, Any]]:
+    return _indexed(torch, timed, dev, LOOKUPS, lambda table, idx: partial(table.__getitem__, idx))
+
+
+def _indexed(
+    torch: Any,
+    timed: Callable[[Callable[[], object]], float],
+    dev: str,
+    counts: tuple[int, ...],
+    call: Callable[[Any, Any], Callable[[], object]],
+) -> list[dict[str, Any]]:
+    """`call(table, idx)` timed for each table of `TABLES` rows (two float32 features)
+    and `counts` random row indices: one row per pair."""
     rows = []
     generator = torch.Generator(device=dev).manual_seed(0)
     for table_rows in TABLES:
         table = torch.rand(table_rows, 2, device=dev)
-        for lookups in LOOKUPS:
+        for lookups in counts:
             idx = torch.randint(0, table_rows, (lookups,), device=dev, generator=generator)
-            seconds = timed(partial(table.__getitem__, idx))
+            seconds = timed(call(table, idx))
             rows.append(
                 {
                     "table_rows": table_rows,
@@ -242,24 +254,11 @@ def _sort(
 def _scatter(
     torch: Any, timed: Callable[[Callable[[], object]], float], dev: str
 ) -> list[dict[str, Any]]:
-    rows = []
-    generator = torch.Generator(device=dev).manual_seed(0)
-    for table_rows in TABLES:
-        table = torch.zeros(table_rows, 2, device=dev)
-        for lookups in SCATTERS:
-            idx = torch.randint(0, table_rows, (lookups,), device=dev, generator=generator)
-            values = torch.rand(lookups, 2, device=dev)
-            seconds = timed(partial(table.index_put_, (idx,), values, accumulate=True))
-            rows.append(
-                {
-                    "table_rows": table_rows,
-                    "features": 2,
-                    "lookups": lookups,
-                    "seconds": seconds,
-                    "lookups_per_s": lookups / seconds,
-                }
-            )
-    return rows
+    def add(table: Any, idx: Any) -> Callable[[], object]:
+        values = torch.rand(idx.shape[0], 2, device=dev)
+        return partial(table.index_put_, (idx,), values, accumulate=True)
+
+    return _indexed(torch, timed, dev, SCATTERS, add)
 
 
 def write_probe(record: dict[str, Any], path: str | Path) -> Path:
