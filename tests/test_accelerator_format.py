@@ -24,6 +24,7 @@ from nerframe.hardware import BUILTIN, accelerator
 
 ACCELERATORS = Path(nerframe.__file__).with_name("accelerators")
 RECORDED = Path(__file__).with_name("data") / "builtin_accelerators.json"
+RECORDING = json.loads(RECORDED.read_text(encoding="utf-8"))["builtins"]
 
 
 def _plain(value: Any) -> Any:
@@ -45,14 +46,12 @@ def _digest(name: str) -> str:
     return hashlib.sha256(head + b"\n}\n" if found else text).hexdigest()
 
 
-@pytest.mark.parametrize(
-    "name", sorted(json.loads(RECORDED.read_text(encoding="utf-8"))["builtins"])
-)
+@pytest.mark.parametrize("name", sorted(RECORDING))
 def test_builtins_load_as_before(name: str) -> None:
     # oracle: the Accelerator objects the hand-written reader loaded (recorded before
     # the declared format replaced it), for every built-in of the recording whose files
     # are unchanged (built-ins added since have no recording)
-    entry = json.loads(RECORDED.read_text(encoding="utf-8"))["builtins"][name]
+    entry = RECORDING[name]
     changed = [f for f, digest in entry["files"].items() if _digest(f) != digest]
     if changed:
         pytest.skip(f"{', '.join(changed)}.json changed since the recording")
