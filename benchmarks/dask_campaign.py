@@ -2,8 +2,9 @@
 configurations (10^9 by default: three hardware axes of 1000 values) into a store,
 with the progress bar, then each worker's peak memory.
 
-Run it by hand (it takes a machine for a while, and a 10^9-row store takes about
-100 GB of disk: the sweep refuses to start when the disk has less)::
+Run it by hand (it takes a machine for a while; its LZ4-compressed 10^9-row store
+takes about 30 GB of disk, 100 GB with ``--compression none``, and the sweep refuses
+to start when the disk has less)::
 
     python benchmarks/dask_campaign.py --store /big/disk/campaign
     python benchmarks/dask_campaign.py --points 1e7 --workers 4   # a smaller one
@@ -53,8 +54,16 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--store", type=Path, help="[a temporary folder, removed after]")
     parser.add_argument("--max-worker-mb", type=float, default=2000.0)
+    parser.add_argument("--compression", choices=("none", "lz4", "zstd"), default="lz4")
     args = parser.parse_args()
-    spec = sweep_spec({"graphs": ["neurex"], "hardware": "neurex", "grid": _grid(int(args.points))})
+    spec = sweep_spec(
+        {
+            "graphs": ["neurex"],
+            "hardware": "neurex",
+            "grid": _grid(int(args.points)),
+            "compression": args.compression,
+        }
+    )
     store = args.store or Path(tempfile.mkdtemp(prefix="campaign-")) / "store"
     with (
         LocalCluster(
@@ -85,7 +94,9 @@ def main() -> int:
         "workers": args.workers,
         "seconds": round(seconds, 1),
         "configs_per_s": round(spec.configurations / seconds),
+        "compression": args.compression,
         "store_bytes": size,
+        "store_bytes_per_row": round(size / spec.configurations, 1),
         "worker_peak_mb": sorted(round(v) for v in peaks.values()),
     }
     print(json.dumps(result))

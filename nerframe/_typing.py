@@ -36,6 +36,9 @@ spec's reference figures."""
 Backend = Literal["local", "dask"]
 """Where a sweep runs: in this process or on a Dask cluster."""
 
+Compression = Literal["none", "lz4", "zstd"]
+"""How a sweep store's parts are compressed: not at all, LZ4 (fast) or Zstandard (small)."""
+
 Direction = Literal["max", "min"]
 """Whether an objective (a result column) is better larger or smaller."""
 

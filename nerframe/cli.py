@@ -447,6 +447,8 @@ def _sweep_data(args: argparse.Namespace) -> dict[str, Any]:
         options["parallelism"] = args.parallelism
     if args.chunk_size is not None:
         options["chunk_size"] = args.chunk_size
+    if args.compression is not None:
+        options["compression"] = args.compression
     if args.fine:
         options["fine"] = True
     if args.model != "realistic" or "model" not in data:
@@ -971,6 +973,11 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--scheduler", metavar="ADDRESS", help="dask scheduler [a LocalCluster]")
     p.add_argument("--chunk-size", type=positive, metavar="N", help="configurations per chunk")
+    p.add_argument(
+        "--compression",
+        choices=("none", "lz4", "zstd"),
+        help="compress the store's parts (lz4: fast, zstd: smaller) [the spec's: none]",
+    )
     p.add_argument("--yes", action="store_true", help=f"run grids over {CONFIRM_ABOVE:,} points")
     p.add_argument("--format", choices=FORMATS[:3], help="format of the printed rows")
     _schedule_options(p)

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import polars as pl
+import pyarrow.parquet as pq
 import pytest
 
 import nerframe
@@ -108,6 +109,21 @@ def test_large_grids_need_yes_and_get_an_estimate(capsys) -> None:
     err = capsys.readouterr().err
     assert err.startswith("error: this sweep has 25,000,000 configurations: about ")
     assert "GB store; run it with --yes" in err
+
+
+def test_compression_on_the_command_line_is_the_stores_and_query_reads_it(
+    tmp_path: Path, capsys
+) -> None:
+    store = tmp_path / "s"
+    vary = ["--vary", "frequency_mhz=500,1000"]
+    assert main([*BASE, *vary, "-o", str(store), "--compression", "zstd"]) == 0
+    assert '"compression": "zstd"' in (store / "store.json").read_text()
+    (part,) = store.rglob("*.parquet")
+    assert pq.read_metadata(part).row_group(0).column(0).compression == "ZSTD"
+    capsys.readouterr()
+    assert main(["query", "SELECT frequency_mhz FROM sweep ORDER BY 1", "--store", str(store)]) == 0
+    shown = [line.split()[0] for line in capsys.readouterr().out.splitlines()[2:]]
+    assert shown == ["500", "1,000"]
 
 
 def test_query_warns_about_an_incomplete_sweep(tmp_path: Path, capsys) -> None:

@@ -32,16 +32,18 @@ def _parts(store: Path) -> dict[Path, bytes]:
 
 
 @pytest.mark.slow
-def test_worker_processes_write_the_local_backends_bytes(tmp_path: Path) -> None:
+@pytest.mark.parametrize("compression", ["none", "lz4"])
+def test_worker_processes_write_the_local_backends_bytes(tmp_path: Path, compression: str) -> None:
     from distributed import LocalCluster
 
-    nerframe.sweep(SPEC, output=tmp_path / "local")
+    spec = {**SPEC, "compression": compression}
+    nerframe.sweep(spec, output=tmp_path / "local")
     bar = Progress(2 * 2 * 12, "sweep", "configs", stream=io.StringIO(), enabled=True)
     with LocalCluster(
         n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
     ) as cluster:
         rows = nerframe.sweep(
-            SPEC,
+            spec,
             output=tmp_path / "dask",
             backend="dask",
             scheduler=cluster.scheduler_address,

@@ -13,6 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from nerframe._typing import Compression
 from nerframe.sweeps.parts import _part_writer, _table, encode_part
 
 ROWS = 30_000
@@ -49,21 +50,26 @@ def _frame() -> pl.DataFrame:
     ).with_columns(pl.col("peak_tflops").fill_nan(None))
 
 
-def _part(frame: pl.DataFrame) -> bytes:
+def _part(frame: pl.DataFrame, compression: Compression = "none") -> bytes:
     table = _table(frame)  # sweep parts: only their figures are nullable
     buffer = io.BytesIO()
-    with _part_writer(buffer, table.schema) as part:
+    with _part_writer(buffer, table.schema, compression) as part:
         for start, stop in GROUPS:
             part.write_table(table.slice(start, stop - start), row_group_size=stop - start)
     return buffer.getvalue()
 
 
-def test_pyarrow_polars_and_duckdb_read_back_what_was_written(tmp_path) -> None:
+@pytest.mark.parametrize(
+    ("compression", "codec"), [("none", "UNCOMPRESSED"), ("lz4", "LZ4_RAW"), ("zstd", "ZSTD")]
+)
+def test_pyarrow_polars_and_duckdb_read_back_what_was_written(
+    tmp_path, compression: Compression, codec: str
+) -> None:
     frame = _frame()
     path = tmp_path / "part.parquet"
-    path.write_bytes(_part(frame))
+    path.write_bytes(_part(frame, compression))
     pieces = pl.concat([frame[:20_000], frame[20_000:]], rechunk=False)  # the last group in two
-    assert pieces.n_chunks() == 2 and _part(pieces) == path.read_bytes()
+    assert pieces.n_chunks() == 2 and _part(pieces, compression) == path.read_bytes()
     assert pl.read_parquet(path).equals(frame)
     assert pl.read_parquet(path).schema == frame.schema  # enums come back as enums
     assert pq.read_table(path).to_pylist() == frame.to_arrow().to_pylist()
@@ -76,6 +82,8 @@ def test_pyarrow_polars_and_duckdb_read_back_what_was_written(tmp_path) -> None:
     assert read.equals(frame.with_columns(strings))
     meta = pq.read_metadata(path)
     assert [meta.row_group(g).num_rows for g in range(meta.num_row_groups)] == [7, 11_993, 18_000]
+    codecs = con.sql(f"SELECT DISTINCT compression FROM parquet_metadata('{path}')").fetchall()
+    assert codecs == [(codec,)]  # as the file's footer names it (pyarrow calls LZ4_RAW LZ4)
 
 
 def test_labels_and_axes_go_through_a_dictionary_config_as_deltas_results_plain(

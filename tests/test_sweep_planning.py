@@ -147,3 +147,36 @@ def test_a_small_disk_refuses_a_small_store_and_a_full_one_is_resumed(
     with pytest.raises(StoreError, match=r"would take about 0\.0"):
         run(spec, tmp_path / "t")
     assert not (tmp_path / "t").exists()
+
+
+def test_a_compressed_store_fits_a_disk_the_plain_one_does_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """LZ4 parts hold the plain parts' rows in fewer bytes, their size
+    is worked out from the sample, and the free-disk check counts them as compressed."""
+    plain = {
+        "graphs": ["neurex"],
+        "hardware": "neurex",
+        "chunk_size": 10_000,
+        "grid": {
+            "frequency_mhz": list(range(100, 600)),
+            "systolic_array_32x32.count": list(range(1, 41)),
+        },
+    }
+    lz4 = {**plain, "compression": "lz4"}
+    rows = {}
+    sizes = {}
+    for name, spec in (("plain", plain), ("lz4", lz4)):
+        store = tmp_path / name
+        rows[name] = run(sweep_spec(spec), store).collect()
+        sizes[name] = sum(p.stat().st_size for p in store.rglob("*.parquet"))
+    assert rows["lz4"].equals(rows["plain"]) and rows["plain"].height == 20_000
+    assert sizes["lz4"] < 0.7 * sizes["plain"]
+    assert store_bytes(sweep_spec(lz4)) == pytest.approx(sizes["lz4"], rel=0.2)
+    free = 0.85 * sizes["plain"]
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: shutil._ntuple_diskusage(1e12, 0, free))  # type: ignore[attr-defined]
+    monkeypatch.setattr("nerframe.sweeps.runner.bytes_at_most", lambda spec: float("inf"))
+    with pytest.raises(StoreError, match="would take about"):
+        run(sweep_spec(plain), tmp_path / "plain2")
+    run(sweep_spec(lz4), tmp_path / "lz4b")
+    assert (tmp_path / "lz4b" / "store.json").exists()

@@ -53,6 +53,7 @@ def test_manifest_records_what_determines_the_rows(tmp_path: Path) -> None:
         ({"constraints": {"area_mm2": 1}}, "constraints"),
         ({"parallelism": "instance"}, "parallelism"),
         ({"model": "spec"}, "graphs and model"),
+        ({"compression": "lz4"}, "compression"),
     ],
 )
 def test_a_different_sweep_is_refused(tmp_path: Path, change: dict, differs: str) -> None:

@@ -18,7 +18,7 @@ from typing import Annotated
 
 import msgspec
 
-from nerframe._typing import Direction, Parallelism, WorkloadModel
+from nerframe._typing import Compression, Direction, Parallelism, WorkloadModel
 
 Number = int | float
 
@@ -71,3 +71,5 @@ class SweepSpecFile(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     """Workload model of built-in pipelines."""
     chunk_size: Annotated[int, msgspec.Meta(ge=1)] = 250_000
     """Configurations per chunk (a store part)."""
+    compression: Compression = "none"
+    """How a store's parts are compressed: none, lz4 or zstd."""

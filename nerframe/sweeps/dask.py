@@ -64,7 +64,7 @@ def write_task(spec: SweepSpec, token: str, task: Task, path: str) -> int:
     evaluate: Evaluator = _LOCAL.evaluate
     with _COMPUTING:
         frame = evaluate(task)
-    write_part(Path(path), frame)
+    write_part(Path(path), frame, spec.compression)
     return frame.height
 
 

@@ -18,6 +18,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from nerframe._typing import Compression
 from nerframe.atomic import atomic_path
 from nerframe.schemas import SWEEP_CYCLES, SWEEP_FIGURES
 from nerframe.sweeps.evaluate import Task
@@ -119,22 +120,28 @@ def _table(frame: pl.DataFrame) -> pa.Table:
 _MANY_VALUED = {"config", *SWEEP_CYCLES, *SWEEP_FIGURES, "feasible"}
 
 
-def _part_writer(sink: str | Path | IO[bytes], schema: pa.Schema) -> pq.ParquetWriter:
+def _part_writer(
+    sink: str | Path | IO[bytes], schema: pa.Schema, compression: Compression = "none"
+) -> pq.ParquetWriter:
     """A Parquet writer of sweep parts into `sink`: dictionary-encoded columns only
     where values repeat, ``config`` (integers in steps of one) as
-    DELTA_BINARY_PACKED, nothing compressed and no statistics (result columns are
+    DELTA_BINARY_PACKED, pages compressed with `compression` (Parquet's LZ4_RAW for
+    ``lz4``, ZSTD level 1 for ``zstd``) and no statistics (result columns are
     unsorted within a part, so readers could skip little by them)."""
     return pq.ParquetWriter(
         sink,
         schema,
         use_dictionary=[name for name in schema.names if name not in _MANY_VALUED],
         column_encoding={"config": "DELTA_BINARY_PACKED"} if "config" in schema.names else None,
-        compression="none",
+        compression=compression,
+        compression_level=1 if compression == "zstd" else None,
         write_statistics=False,
     )
 
 
-def encode_part(frame: pl.DataFrame, sink: str | Path | IO[bytes]) -> None:
+def encode_part(
+    frame: pl.DataFrame, sink: str | Path | IO[bytes], compression: Compression = "none"
+) -> None:
     """Write the rows of one chunk as a Parquet part into `sink` (see `_part_writer`),
     in `row_groups`.
 
@@ -145,7 +152,7 @@ def encode_part(frame: pl.DataFrame, sink: str | Path | IO[bytes]) -> None:
     [(0, 30.0), (1, None)]
     """
     table = _table(frame)
-    with _part_writer(sink, table.schema) as part:
+    with _part_writer(sink, table.schema, compression) as part:
         _write_groups(part, table)
 
 
@@ -156,11 +163,11 @@ def _write_groups(part: pq.ParquetWriter, table: pa.Table) -> None:
         part.write_table(table.slice(start, stop - start), row_group_size=stop - start)
 
 
-def write_part(path: Path, frame: pl.DataFrame) -> None:
+def write_part(path: Path, frame: pl.DataFrame, compression: Compression = "none") -> None:
     """Write one chunk atomically (same rows, same bytes, whichever backend writes it,
     and whether its row groups come at once or one by one)."""
     with atomic_path(path) as tmp, _created(tmp) as sink:
-        encode_part(frame, sink)
+        encode_part(frame, sink, compression)
 
 
 def _created(tmp: Path) -> IO[bytes]:

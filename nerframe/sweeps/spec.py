@@ -46,7 +46,7 @@ from typing import Any
 
 import numpy as np
 
-from nerframe._typing import Direction, Parallelism, WorkloadModel
+from nerframe._typing import Compression, Direction, Parallelism, WorkloadModel
 from nerframe.accelerator_model import Accelerator
 from nerframe.builtin_pipelines import PIPELINES, WORKLOAD_FIELDS, workload_graph
 from nerframe.errors import InvalidInputError, NerframeError, did_you_mean, name_key
@@ -95,7 +95,7 @@ class SweepSpec:
 
     `workload` and `grid` map axis names to their values; `constraints` maps a
     result column to its (low, high) bounds; `objectives` a column to
-    ``"max"`` or ``"min"``.
+    ``"max"`` or ``"min"``; `chunk_size` and `compression` lay out a store's parts.
 
     >>> spec = sweep_spec({"graphs": ["neurex"], "hardware": "neurex",
     ...                    "constraints": {"area_mm2": 5}})
@@ -114,6 +114,7 @@ class SweepSpec:
     fine: bool = False
     model: WorkloadModel = "realistic"
     chunk_size: int = CHUNK_SIZE
+    compression: Compression = "none"
 
     def __repr__(self) -> str:
         """One line: graphs, accelerator, the length of each axis and the row count.
@@ -410,6 +411,7 @@ def _build(data: dict[str, Any], where: str) -> SweepSpec:
         fine=declared.fine,
         model=declared.model,
         chunk_size=declared.chunk_size,
+        compression=declared.compression,
     )
     names = [spec.graph_at(i, next(spec.points())).name for i in range(len(sources))]
     keys = [name_key(n) for n in names]  # names that read the same are the same
@@ -652,4 +654,5 @@ def spec_identity(spec: SweepSpec) -> dict[str, Any]:
         "fine": spec.fine,
         "model": spec.model,
         "chunk_size": spec.chunk_size,
+        "compression": spec.compression,
     }

@@ -44,6 +44,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from nerframe._typing import Compression
 from nerframe.atomic import atomic_path
 from nerframe.errors import NerframeError, NerframeWarning, StoreError
 from nerframe.kernels.sweep_chunk import result_matrices
@@ -114,7 +115,7 @@ def write_store(
             run_tasks(spec, token, work, scheduler, progress)
         else:
             evaluate = evaluate or Evaluator(spec)
-            with _Writer() as writer:
+            with _Writer(spec.compression) as writer:
                 for task, last in todo:
                     size = task.stop - task.start
                     path = part_path(store, spec, names, task)
@@ -249,7 +250,8 @@ class _Writer:
     `recycled`. A part is renamed into place once its last rows are written; one
     left unfinished (an error, the caller's included) is removed."""
 
-    def __init__(self) -> None:
+    def __init__(self, compression: Compression = "none") -> None:
+        self._compression = compression
         self._queue: queue.Queue[_Item | Callable[[], None] | None] = queue.Queue(maxsize=3)
         self._done: queue.Queue[Matrices] = queue.Queue()
         self._free: list[Matrices] = []
@@ -281,7 +283,9 @@ class _Writer:
             with contextlib.ExitStack() as stack:
                 tmp = stack.enter_context(atomic_path(path))
                 part = stack.enter_context(
-                    _part_writer(stack.enter_context(_created(tmp)), table.schema)
+                    _part_writer(
+                        stack.enter_context(_created(tmp)), table.schema, self._compression
+                    )
                 )
                 self._part = (stack.pop_all(), part)
         stack, part = self._part
