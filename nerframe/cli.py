@@ -28,11 +28,11 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Any, NoReturn, TextIO, cast
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO, cast, get_args
 
 import polars as pl
 
-from nerframe._typing import Direction, FileFormat
+from nerframe._typing import Compression, Direction, FileFormat
 from nerframe.builtin_pipelines import MODELS
 from nerframe.errors import InvalidInputError, NerframeError, check_output_path
 from nerframe.output import FORMATS, emit, format_value, printable, to_text, wide
@@ -975,7 +975,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--chunk-size", type=positive, metavar="N", help="configurations per chunk")
     p.add_argument(
         "--compression",
-        choices=("none", "lz4", "zstd"),
+        choices=get_args(Compression),
         help="compress the store's parts (lz4: fast, zstd: smaller) [the spec's: none]",
     )
     p.add_argument("--yes", action="store_true", help=f"run grids over {CONFIRM_ABOVE:,} points")

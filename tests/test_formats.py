@@ -438,6 +438,8 @@ def test_the_declared_choices_are_the_code_s_choices() -> None:
 
     hints = get_type_hints(SweepSpecFile, include_extras=True)
     assert get_args(hints["model"]) == MODELS
-    assert SweepSpecFile.__struct_defaults__[-1] == CHUNK_SIZE  # chunk_size, the last field
+    fields, defaults = SweepSpecFile.__struct_fields__, SweepSpecFile.__struct_defaults__
+    default = dict(zip(fields[len(fields) - len(defaults) :], defaults, strict=True))
+    assert default["chunk_size"] == CHUNK_SIZE
     rule = get_type_hints(MapEntry)["rule"]
     assert {a for m in get_args(rule) for a in get_args(m)} == set(RULES)
