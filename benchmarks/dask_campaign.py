@@ -2,15 +2,16 @@
 configurations (10^9 by default: three hardware axes of 1000 values) into a store,
 with the progress bar, then each worker's peak memory.
 
-Run it by hand (it takes a machine for a while; its LZ4-compressed 10^9-row store
-takes about 30 GB of disk, 100 GB with ``--compression none``, and the sweep refuses
-to start when the disk has less)::
+Run it by hand (it takes a machine for a while, and tens of GB of disk for its
+LZ4-compressed store, several times more with ``--compression none``; the sweep
+refuses to start when the disk has less)::
 
     python benchmarks/dask_campaign.py --store /big/disk/campaign
     python benchmarks/dask_campaign.py --points 1e7 --workers 4   # a smaller one
 
 It prints one JSON object: configurations, seconds, configurations per second,
-store bytes and each worker's peak resident memory (MB), and exits 1 when a worker
+the compression, store bytes (in all and per row) and each worker's peak resident
+memory (MB), and exits 1 when a worker
 peaked above ``--max-worker-mb``: memory per worker must not grow with the sweep.
 """
 
@@ -24,6 +25,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import get_args
 
 
 def _peak_mb() -> float:
@@ -46,6 +48,7 @@ def main() -> int:
     from distributed import Client, LocalCluster
 
     import nerframe
+    from nerframe._typing import Compression
     from nerframe.progress import Progress
     from nerframe.sweeps.spec import sweep_spec
 
@@ -54,7 +57,7 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--store", type=Path, help="[a temporary folder, removed after]")
     parser.add_argument("--max-worker-mb", type=float, default=2000.0)
-    parser.add_argument("--compression", choices=("none", "lz4", "zstd"), default="lz4")
+    parser.add_argument("--compression", choices=get_args(Compression), default="lz4")
     args = parser.parse_args()
     spec = sweep_spec(
         {
