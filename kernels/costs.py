@@ -90,6 +90,7 @@ OP_TYPES = (
     "RadixSort",
     "TileBlend",
     "OccupancyMarch",
+    "AdamUpdate",
 )
 PARAMETERS = (
     "B",

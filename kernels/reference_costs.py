@@ -183,6 +183,9 @@ tile_blend = _pixelwise(68, 10, 0, 0, a_per_ray=True)
 # one occupancy-grid march step, empty or not: step, position, cell and bit test
 # (20); the ray's origin and direction are read once (nerframe.taxonomy)
 occupancy_march = _pixelwise(20, 6, 0, 0, a_per_ray=True)
+# one parameter's Adam step: moments 3 + 4, denominator 3, update 3; the gradient
+# read, the parameter and both moments read and written (nerframe.taxonomy)
+adam_update = _pixelwise(13, 1, 3, 3)
 
 
 def sorting(r: Row) -> Elements:
@@ -255,6 +258,7 @@ FORMULAS: dict[str, Callable[[Row], Elements]] = {
     "RadixSort": radix_sort,
     "TileBlend": tile_blend,
     "OccupancyMarch": occupancy_march,
+    "AdamUpdate": adam_update,
 }
 """Forward formula of every op type: row -> (flops, A, W, O)."""
 

@@ -696,6 +696,9 @@ class OpKernels(NamedTuple):
     syncs: int
     kind: OpClass
     source: str
+    traffic: float = 1.0
+    """The bytes its kernels move over the op's own (the cost model's) bytes: more than 1
+    where the implementation writes and reads back intermediates."""
 
 
 OP_KERNELS: dict[str, OpKernels] = {
@@ -733,6 +736,21 @@ OP_KERNELS: dict[str, OpKernels] = {
         3, 0, "data", "cudaMemset of the tile ranges, identifyTileRanges, renderCUDA"
     ),
     "Sorting": OpKernels(8, 0, "sort", "a radix sort as RadixSort (assumption)"),
+    # Training: the optimizer's step
+    "AdamUpdate": OpKernels(
+        8,
+        0,
+        "data",
+        "torch.optim.Adam's default step on CUDA (foreach, torch/optim/adam.py "
+        "_multi_tensor_adam): _foreach_add_ of the step counts, _foreach_lerp_ (m), "
+        "_foreach_mul_ and _foreach_addcmul_ (v), _foreach_sqrt, _foreach_div_ and "
+        "_foreach_add_ (the denominator, a new tensor) and _foreach_addcdiv_ (the "
+        "parameter), each one launch over every tensor (multi_tensor_apply); they move "
+        "12 + 8 + 12 + 8 + 8 + 8 + 16 = 72 bytes a float32 parameter against the fused "
+        "update's 28. A fused step (Adam(fused=True), tiny-cuda-nn's Adam in "
+        "Instant-NGP) is one launch at traffic 1",
+        traffic=72 / 28,
+    ),
     # NeRFs: tiny-cuda-nn / nerfacc-style kernels, one per stage (assumption)
     "HashEncoding": OpKernels(
         1,
@@ -879,13 +897,14 @@ def op_seconds(
     floor, sync = model.back_to_back_s, model.alone_s - model.back_to_back_s
     op_types = costs.get_column("op_type").cast(pl.String).to_list()
     flops = costs.get_column("flops").to_numpy()
-    moved = costs.get_column("bytes_total").to_numpy() + gathered
+    own = costs.get_column("bytes_total").to_numpy()
+    moved = own + gathered
     result = np.full(costs.height, np.nan)
     for i in np.flatnonzero(on_sm).tolist():
         op = OP_KERNELS.get(op_types[i], DEFAULT_OP)
         row = costs.row(i, named=True)
         runs = max(batches, 1) if row["scope"] == "batch" else 1
-        memory = moved[i] / model.bandwidth
+        memory = (moved[i] + (op.traffic - 1.0) * own[i]) / model.bandwidth
         if op.kind == "gemm":
             dtype = "float32" if row["bitwidth"] > 16 else _half(model)
             if dtype != "float32" and row["layer_width"] <= FUSED_MLP_WIDTH:

@@ -81,6 +81,9 @@ _OP_TYPES: tuple[tuple[str, str, str, str], ...] = (
     # Occupancy-grid ray marching (Instant-NGP): B rays x N march steps, empty
     # steps included; the samples it keeps are the next sampler's N.
     ("OccupancyMarch", "SAMPLING", "B N", ""),
+    # One Adam step over B x N parameters (B parameters, N = 1): a training iteration's
+    # optimizer update, once per iteration.
+    ("AdamUpdate", "COMPUTATION", "B N", ""),
 )
 
 OP_TYPES: tuple[str, ...] = tuple(row[0] for row in _OP_TYPES)
@@ -101,6 +104,7 @@ _FRAME_SCOPED = frozenset(
         "OBBIntersection",
         "FrustumCullingProjection",
         "SubtileSkip",
+        "AdamUpdate",
     }
 )
 
@@ -152,6 +156,9 @@ _ON_HARDWARE: tuple[tuple[str, str, str], ...] = (
     ("RadixSort", "SORTING", "sample=B*N"),
     ("TileBlend", "VOLUME_RENDERING BLENDING", "sample=B*N pixel=B"),
     ("OccupancyMarch", "OCCUPANCY_MARCH SAMPLING VOLUME_RENDERING", "sample=B*N ray=B"),
+    # assumption: no accelerator names an optimizer unit; the unit with the MLP's
+    # arithmetic takes the update
+    ("AdamUpdate", "ADAM_UPDATE FIELD_COMPUTATION", ""),
 )
 
 WORK_UNITS: tuple[str, ...] = ("flop", "sample", "ray", "pixel", "gaussian", "lookup")
@@ -229,6 +236,13 @@ _PER_ELEMENT: dict[str, tuple[int, int, int, int]] = {
     # issue slots, not memory bytes (weight 0); the kept samples are written by
     # the sampler that follows (output 0). docs/workloads.md, "NeRF sampling".
     "OccupancyMarch": (20, -6, 0, 0),
+    # One parameter's Adam step (Kingma & Ba, ICLR 2015, Algorithm 1, as
+    # torch.optim.Adam computes it): the first moment's lerp (3), the second moment's
+    # scale and squared-gradient FMA (4), the denominator's sqrt, bias-correction
+    # divide and epsilon (3), the parameter's divide and FMA (3) = 13; the gradient is
+    # read (input 1), the parameter and both moments read (weight 3) and written back
+    # (output 3): 28 bytes a parameter in float32, as one fused kernel moves them.
+    "AdamUpdate": (13, 1, 3, 3),
 }
 
 
@@ -350,7 +364,7 @@ def catalogue() -> pl.DataFrame:
 
     >>> import nerframe
     >>> nerframe.catalogue().height
-    37
+    38
     >>> nerframe.catalogue().filter(op_type="SubtileSkip")["scope"].item()
     'frame'
     """

@@ -210,7 +210,7 @@ def test_every_op_type_is_covered_by_the_reference() -> None:
         for t in op_types().values()
     ]
     out = nerframe.costs(nerframe.operators(rows))
-    assert out.height == 37
+    assert out.height == 38
     for row in out.iter_rows(named=True):
         assert reference_cost(row)["flops"] == row["flops"]
         assert all(math.isfinite(row[c]) for c in ("flops", "bytes_total", "intensity"))
@@ -381,6 +381,19 @@ def test_the_kernels_catalogue_is_the_catalogue() -> None:
     assert [t.code for t in op_types().values()] == list(range(kernel.N_TYPES))
     assert tuple(p.name for p in PARAMETERS) == kernel.PARAMETERS
     assert kernel.MINIMUM.tolist() == [p.minimum for p in PARAMETERS]
+
+
+def test_adam_update_by_hand() -> None:
+    # one Adam step over a million float32 parameters (Kingma & Ba 2015, Algorithm 1):
+    # m = lerp(m, g) 3 FLOPs, v = b2 v + (1 - b2) g^2 4, sqrt(v) / bc2 + eps 3,
+    # p -= lr m / denom 3; g read, p, m and v read and written: 7 x 4 bytes
+    row = nerframe.costs(
+        nerframe.operators([{"op_type": "AdamUpdate", "B": 1_000_000, "N": 1, "bitwidth": 32}])
+    ).row(0, named=True)
+    assert row["flops"] == 1_000_000 * (3 + 4 + 3 + 3)
+    assert (row["bytes_in"], row["bytes_w"], row["bytes_out"]) == (4e6, 12e6, 12e6)
+    assert row["bytes_total"] == 28e6
+    assert (row["category"], row["scope"]) == ("COMPUTATION", "frame")
 
 
 def test_occupancy_march_by_hand() -> None:

@@ -106,23 +106,34 @@ def test_the_graph_of_a_training_trace_holds_backward_ops(trained, tmp_path: Pat
 
     from nerframe.trace import trace_graph
 
-    trace, _ = trained
+    trace, params = trained
     maps = tmp_path / "tiny.yaml"
     maps.write_text(tiny_nerf.MAP)
     g = trace_graph(trace, [maps])
-    n = g.ops.height // 2
+    n = (g.ops.height - 1) // 2
     assert g.kind == "training"
-    assert g.ops["backward"].to_list() == [False] * n + [True] * n
-    assert g.ops["op_type"].to_list()[:n] == g.ops["op_type"].to_list()[n:]
+    assert g.ops["backward"].to_list() == [False] * n + [True] * n + [False]
+    assert g.ops["op_type"].to_list()[:n] == g.ops["op_type"].to_list()[n : 2 * n]
     measured = g.measured
     by_path = {c.path: c for c in trace.calls}
-    for row in measured.iter_rows(named=True):
+    for row in measured.head(2 * n).iter_rows(named=True):
         call = by_path[row["path"]]
         assert row["measured_s"] == (call.backward_s if row["backward"] else call.time_s)
     edges = set(g.edges.select("src", "dst").rows())
     forward = {(a, b) for a, b in edges if a < n and b < n}
     assert forward and {(b + n, a + n) for a, b in forward} <= edges  # gradients flow back
     assert {(i, i + n) for i in range(n)} <= edges  # a backward op after its forward
+    # the Adam step: one update over the model's own parameter count, after every
+    # gradient, measured at the step's time with the step's kernels
+    step = g.ops.row(2 * n, named=True)
+    assert (step["op_type"], step["B"], step["N"]) == ("AdamUpdate", params, 1)
+    assert step["bitwidth"] == 32 and step["scope"] == "frame"
+    assert {(i, 2 * n) for i in range(n, 2 * n)} <= edges
+    row = measured.row(2 * n, named=True)
+    assert (row["path"], row["class"]) == ("(optimizer)", "torch.optim.Adam")
+    assert row["measured_s"] == trace.train.optimizer_s
+    assert [k["name"] for k in row["kernels"]] == [k.name for k in trace.train.optimizer_kernels]
+    assert row["modules"] == 0
 
 
 def test_the_training_profile_splits_an_iteration_s_kernels_by_phase(monkeypatch) -> None:

@@ -76,7 +76,10 @@ def _host_predictions(measured: pl.DataFrame, model: HostModel | GpuModel) -> pl
     for row in measured.iter_rows(named=True):
         records = row["kernels"] if has_kernels else None
         if records:
-            kernels, modules = [Kernel(**k) for k in records], row.get("modules") or 1
+            # module calls whose fixed cost the op pays (none for an optimizer step;
+            # a measured table without the column counts one)
+            modules = 1 if row.get("modules") is None else row["modules"]
+            kernels = [Kernel(**k) for k in records]
             p = (
                 model.predict(kernels, modules)
                 if isinstance(model, GpuModel)

@@ -39,7 +39,16 @@ from nerframe.errors import InvalidInputError, NerframeError, NerframeWarning
 from nerframe.graphs import Graph, graph
 from nerframe.taxonomy import op_types
 from nerframe.trace.classify import LINEAR, ClassMap, Entry, check_parameter, class_map, evaluate
-from nerframe.trace.tracefile import SUFFIX, Call, Port, Trace, dtype_bits, read_trace
+from nerframe.trace.tracefile import (
+    SUFFIX,
+    Call,
+    Kernel,
+    Port,
+    Trace,
+    Training,
+    dtype_bits,
+    read_trace,
+)
 
 KERNEL = pl.Struct(
     {
@@ -154,6 +163,10 @@ def trace_graph(
         n = len(records)
         records += [{**r, "backward": True} for r in records]
         edges |= {(n + b, n + a) for a, b in edges} | {(i, n + i) for i in range(n)}
+        update = optimizer_update(trace.train)
+        if update is not None:  # the step reads every gradient
+            records.append(update)
+            edges |= {(n + i, 2 * n) for i in range(n)}
     _warn_unmodelled(trace, builder, unknown)
     graph_name = name or trace.model or "trace"
     try:
@@ -447,24 +460,76 @@ class _Builder:
         table = costs(g.ops).select(
             "graph", "op_id", "op_type", "category", "backward", "flops", "bytes_total", "intensity"
         )
-        rows = [(c, work[c.id], c.time_s, i) for i, (c, _) in enumerate(self.rows)]
-        if self.trace.train is not None:  # the backward twins (`trace_graph`)
+        # (path, class, (kernels, module calls), seconds, why approximate)
+        rows = [
+            (c.path, c.name, work[c.id], c.time_s, self.approximate[i])
+            for i, (c, _) in enumerate(self.rows)
+        ]
+        train = self.trace.train
+        if train is not None:  # the backward twins and the optimizer step (`trace_graph`)
             back = inclusive(self.trace, backward=True)
-            rows += [(c, back[c.id], c.backward_s, i) for i, (c, _) in enumerate(self.rows)]
+            rows += [
+                (c.path, c.name, back[c.id], c.backward_s, self.approximate[i])
+                for i, (c, _) in enumerate(self.rows)
+            ]
+            if optimizer_update(train) is not None:
+                notes = [] if _float_bits(train.optimizer_kernels) else [_NO_STEP_DTYPE]
+                step = (train.optimizer_kernels, 0)
+                rows.append((OPTIMIZER_PATH, train.optimizer, step, train.optimizer_s, notes))
         return table.with_columns(
-            path=pl.Series([c.path for c, _, _, _ in rows], dtype=pl.String),
-            **{"class": pl.Series([c.name for c, _, _, _ in rows], dtype=pl.String)},
-            measured_s=pl.Series([seconds for _, _, seconds, _ in rows], dtype=pl.Float64),
+            path=pl.Series([path for path, *_ in rows], dtype=pl.String),
+            **{"class": pl.Series([name for _, name, *_ in rows], dtype=pl.String)},
+            measured_s=pl.Series([row[3] for row in rows], dtype=pl.Float64),
             approximate=pl.Series(
-                ["; ".join(self.approximate[i]) or None for _, _, _, i in rows],
+                ["; ".join(row[4]) or None for row in rows],
                 dtype=pl.String,
             ),
             kernels=pl.Series(
-                [[asdict(k) for k in ran[0]] for _, ran, _, _ in rows],
+                [[asdict(k) for k in row[2][0]] for row in rows],
                 dtype=pl.List(KERNEL),
             ),
-            modules=pl.Series([ran[1] for _, ran, _, _ in rows], dtype=pl.Int32),
+            modules=pl.Series([row[2][1] for row in rows], dtype=pl.Int32),
         )
+
+
+ADAM = "torch.optim.Adam"
+"""The optimizer whose step a training graph costs (``capture --train`` runs it)."""
+
+OPTIMIZER_PATH = "(optimizer)"
+"""The ``path`` of a training graph's optimizer-update row in its measured table."""
+
+_NO_STEP_DTYPE = "the optimizer step records no floating-point dtype: bitwidth taken as 32"
+
+
+def optimizer_update(train: Training) -> dict[str, object] | None:
+    """The ops record of a training iteration's optimizer step: one ``AdamUpdate`` over
+    every trained parameter (B parameters, N = 1) at the parameters' width, the widest
+    floating-point dtype its kernels saw (32, torch's default, when they record none).
+    None for an optimizer other than `ADAM` or a model without parameters: the cost
+    model has only Adam's update, so another step stays in the trace's ``train`` block.
+
+    >>> from nerframe.trace.tracefile import Kernel, Training
+    >>> step = Kernel("_foreach_addcdiv_", [[64]], ["float32"], [[64]], ["float32"])
+    >>> optimizer_update(Training(parameters=64, optimizer_kernels=[step]))
+    {'op_type': 'AdamUpdate', 'B': 64, 'N': 1, 'bitwidth': 32}
+    >>> optimizer_update(Training(optimizer="torch.optim.SGD", parameters=64)) is None
+    True
+    """
+    if train.optimizer != ADAM or train.parameters < 1:
+        return None
+    bits = _float_bits(train.optimizer_kernels) or 32
+    return {"op_type": "AdamUpdate", "B": train.parameters, "N": 1, "bitwidth": bits}
+
+
+def _float_bits(kernels: Sequence[Kernel]) -> int | None:
+    """The widest floating-point dtype, in bits, that `kernels` read or wrote."""
+    bits = [
+        b
+        for k in kernels
+        for d in (*k.input_dtypes, *k.output_dtypes)
+        if d.startswith(("float", "bfloat")) and (b := dtype_bits(d)) is not None
+    ]
+    return max(bits, default=None)
 
 
 def _check_linear(lin: Call, fan_in: int, fan_out: int, where: str) -> None:
