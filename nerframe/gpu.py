@@ -817,7 +817,7 @@ def sm_modules(accel: Accelerator) -> np.ndarray:
 def accelerator_model(accel: Accelerator) -> GpuModel:
     """The kernel model of a GPU accelerator (or one that extends a GPU): the H200's
     figures scaled to its data sheet (`datasheet`, `scaled`'s rules); the built-in
-    ``h200`` file takes them as measured.
+    ``h200`` file's data sheet is the measured H200's, so it runs at them as measured.
 
     >>> from nerframe.hardware import accelerator
     >>> m = accelerator_model(accelerator("a6000"))
@@ -826,12 +826,7 @@ def accelerator_model(accel: Accelerator) -> GpuModel:
     >>> accelerator_model(accelerator("h200")).bandwidth / 1e9  # measured
     4106.0
     """
-    from nerframe.hardware import builtin_file
-
-    # The file's FP32 peak is at the tensor cores' clock (as every GPU file's); the
-    # measured FP32 GEMMs ran at the boost clock, which scaling would undo.
-    measured = accel.path is not None and Path(accel.path) == builtin_file(REFERENCE)
-    return from_figures(accel.name, _scale(accel.name, None if measured else datasheet(accel)))
+    return from_figures(accel.name, _scale(accel.name, datasheet(accel)))
 
 
 def reference(accel: Accelerator) -> Accelerator:
