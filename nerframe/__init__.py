@@ -146,4 +146,4 @@ __all__ = [
     "trace_graph",
     "validate",
 ]
-__version__ = "0.1.0"
+__version__ = "0.1.0"  # the one place it is written: pyproject.toml reads it
