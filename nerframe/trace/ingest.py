@@ -42,7 +42,6 @@ from nerframe.trace.classify import LINEAR, ClassMap, Entry, check_parameter, cl
 from nerframe.trace.tracefile import (
     SUFFIX,
     Call,
-    Kernel,
     Port,
     Trace,
     Training,
@@ -472,8 +471,8 @@ class _Builder:
                 (c.path, c.name, back[c.id], c.backward_s, self.approximate[i])
                 for i, (c, _) in enumerate(self.rows)
             ]
-            if optimizer_update(train) is not None:
-                notes = [] if _float_bits(train.optimizer_kernels) else [_NO_STEP_DTYPE]
+            if g.ops.height > len(rows):  # `trace_graph` appended the `optimizer_update`
+                notes = [] if _step_bits(train) else [_NO_STEP_DTYPE]
                 step = (train.optimizer_kernels, 0)
                 rows.append((OPTIMIZER_PATH, train.optimizer, step, train.optimizer_s, notes))
         return table.with_columns(
@@ -517,19 +516,15 @@ def optimizer_update(train: Training) -> dict[str, object] | None:
     """
     if train.optimizer != ADAM or train.parameters < 1:
         return None
-    bits = _float_bits(train.optimizer_kernels) or 32
+    bits = _step_bits(train) or 32
     return {"op_type": "AdamUpdate", "B": train.parameters, "N": 1, "bitwidth": bits}
 
 
-def _float_bits(kernels: Sequence[Kernel]) -> int | None:
-    """The widest floating-point dtype, in bits, that `kernels` read or wrote."""
-    bits = [
-        b
-        for k in kernels
-        for d in (*k.input_dtypes, *k.output_dtypes)
-        if d.startswith(("float", "bfloat")) and (b := dtype_bits(d)) is not None
-    ]
-    return max(bits, default=None)
+def _step_bits(train: Training) -> int | None:
+    """The widest floating-point dtype, in bits, that the optimizer step's kernels read
+    or wrote (the parameters' and their moments'); None when they record none."""
+    dtypes = [d for k in train.optimizer_kernels for d in (*k.input_dtypes, *k.output_dtypes)]
+    return _widest(_floating(dtypes))
 
 
 def _check_linear(lin: Call, fan_in: int, fan_out: int, where: str) -> None:
@@ -553,9 +548,17 @@ def _bitwidth(c: Call) -> int | None:
     what an op moves), else its widest dtype; None when the trace records none.
     (assumption: one width per row, as the cost model has.)"""
     dtypes = [*c.input_dtypes, *c.output_dtypes]
-    floating = [d for d in dtypes if d.startswith(("float", "bfloat"))]
-    bits = [b for d in (floating or dtypes) if (b := dtype_bits(d)) is not None]
-    return max(bits) if bits else None
+    return _widest(_floating(dtypes) or dtypes)
+
+
+def _floating(dtypes: Sequence[str]) -> list[str]:
+    """The floating-point dtypes among `dtypes`."""
+    return [d for d in dtypes if d.startswith(("float", "bfloat"))]
+
+
+def _widest(dtypes: Sequence[str]) -> int | None:
+    """The most bits of any of `dtypes` (`dtype_bits`), None when none has a width."""
+    return max((b for d in dtypes if (b := dtype_bits(d)) is not None), default=None)
 
 
 def _mlp_layers(
