@@ -81,6 +81,41 @@ def test_backward_kernels_are_the_autograd_functions(trained) -> None:
 
 
 @needs_torch
+def test_the_engine_s_gradient_sums_are_recorded_as_it_runs_them(trained) -> None:
+    # Oracle: torch's profiler on an unrecorded backward of the same model. The sums the
+    # autograd engine runs between nodes (parent: the engine's evaluate_function, not a
+    # node) are in place (add_) unless the buffered gradient is a strided view; the
+    # recording mode would make every one of them out of place.
+    import collections
+
+    import tiny_nerf
+    import torch
+
+    trace, _ = trained
+    model, inputs = tiny_nerf.build()
+    output = model(*inputs)
+    loss = (output[0] if isinstance(output, tuple) else output).square().mean()
+    with torch.profiler.profile(record_shapes=True) as profile:
+        loss.backward()
+    engine = collections.Counter(
+        (e.name.removeprefix("aten::"), tuple(e.input_shapes[0]))
+        for e in profile.events()
+        if e.name in ("aten::add", "aten::add_")
+        and e.cpu_parent is not None
+        and e.cpu_parent.name.startswith("autograd::engine::evaluate_function")
+    )
+    recorded = collections.Counter(
+        (k.name, tuple(k.inputs[0])) for k in trace.train.loss_kernels if k.name in ("add", "add_")
+    )
+    assert recorded == engine and engine["add_", (4, 256, 2)] == 3  # the grid's 4 levels
+    assert all(
+        k.memory == ("reused" if k.name == "add_" else "fresh")
+        for k in trace.train.loss_kernels
+        if k.name in ("add", "add_")
+    )
+
+
+@needs_torch
 def test_a_training_trace_round_trips_and_a_forward_trace_is_unchanged(
     trained, tmp_path: Path
 ) -> None:

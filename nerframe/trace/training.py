@@ -19,7 +19,8 @@ iteration). After `warmup` unrecorded iterations:
 ``grad_fn.next_functions`` without passing its inputs' nodes (the autograd graph it
 built, and the gradient accumulators of the parameters it used), the innermost call
 first. Nodes outside every call (the loss's) are the ``loss_kernels`` of the
-trace's `Training`. Assumption: a call's backward time is its nodes' times only
+trace's `Training`, and so are the engine's sums of two gradients of one tensor,
+recorded as an unrecorded backward runs them (in place: `_dispatch`). Assumption: a call's backward time is its nodes' times only
 (the autograd engine's own work between nodes is in ``Training.backward_s`` but no
 call's); on a GPU a node's window measures its kernels when the engine is not
 waiting on the host.
@@ -195,6 +196,7 @@ def capture_train(
                 recorder,
                 loss_kernels,
                 lambda: backward_kernels[active[-1]] if active else None,
+                engine_adds=True,
             ):
                 loss.backward()
         finally:
@@ -294,9 +296,24 @@ def _dispatch(
     recorder: Any,
     fallback: list[Kernel],
     target: Callable[[], list[Kernel] | None] = lambda: None,
+    *,
+    engine_adds: bool = False,
 ) -> Any:
     """A dispatch mode that records every aten function into `target()`'s list, or
-    `fallback` when it gives None."""
+    `fallback` when it gives None.
+
+    `engine_adds` (the backward): an ``add`` outside every node is the autograd
+    engine summing two gradients of one input (``InputBuffer::accumulate``), and is
+    recorded as the engine runs it without this mode. Unrecorded, the engine adds in
+    place into the gradient it buffered first when that is a plain dense tensor whose
+    last reference it holds; with any dispatch mode active, every tensor counts as a
+    subclass (``at::isTensorSubclassLike``, ATen/TensorSubclassLikeUtils.h) and the
+    engine allocates a new tensor instead (pytorch torch/csrc/autograd/input_buffer.cpp,
+    ``accumulate`` and ``can_accumulate_inplace``). So such an add whose buffered
+    gradient (its first operand) is dense, of the result's shape and dtype, is recorded
+    as ``add_`` into it (memory reused). Assumption: the engine holds that gradient's
+    last reference, true unless a hook or a node kept it.
+    """
     from torch.utils._python_dispatch import TorchDispatchMode
 
     class Record(TorchDispatchMode):  # type: ignore[no-untyped-call]
@@ -309,9 +326,41 @@ def _dispatch(
             if outputs:
                 name = str(getattr(func, "overloadpacket", func).__name__)
                 found = target()
+                if found is None and engine_adds and name == "add":
+                    name = _accumulated(args, outputs[0])
                 (fallback if found is None else found).append(
                     recorder.describe(name, args, kwargs, outputs)
                 )
             return result
 
     return Record()  # type: ignore[no-untyped-call]
+
+
+def _accumulated(args: Any, result: Any) -> str:
+    """The name the engine's sum of two gradients runs under without a dispatch mode
+    (`_dispatch`): ``add_`` when the gradient already buffered (the first operand) is
+    a dense tensor of `result`'s shape and dtype, else ``add``."""
+    held = args[0]
+    in_place = (
+        hasattr(held, "stride")
+        and held.shape == result.shape
+        and held.dtype == result.dtype
+        and _dense(held.shape, held.stride())
+    )
+    return "add_" if in_place else "add"
+
+
+def _dense(shape: Any, strides: Any) -> bool:
+    """Whether a tensor of `shape` and `strides` covers one block of memory with no
+    element twice (``is_non_overlapping_and_dense``): its dimensions, by stride, are
+    contiguous in some order.
+
+    >>> _dense((4, 3), (3, 1)), _dense((4, 3), (1, 4)), _dense((4, 3), (0, 1))
+    (True, True, False)
+    """
+    expected = 1
+    for stride, size in sorted((t, s) for s, t in zip(shape, strides, strict=True) if s != 1):
+        if stride != expected:
+            return False
+        expected *= size
+    return True
