@@ -81,6 +81,19 @@ def test_backward_kernels_are_the_autograd_functions(trained) -> None:
 
 
 @needs_torch
+def test_backward_kernels_are_those_an_unrecorded_backward_runs(trained) -> None:
+    # Oracle: torch/csrc/autograd/FunctionsManual.cpp, cumprod_backward. Unrecorded, an
+    # input without zeros takes its fast path: one reversed cumsum of output * grad,
+    # divided by the input. The composite path a dispatch mode forces masks the zeros
+    # (masked_fill, where) or loops over positions (prod, stack).
+    trace, _ = trained
+    renderer = next(c for c in trace.calls if c.path == "renderer")
+    names = [k.name for k in renderer.backward_kernels]
+    assert names.count("cumsum") == 1 and "div" in names
+    assert not {"masked_fill", "where", "prod", "stack"} & set(names)
+
+
+@needs_torch
 def test_the_engine_s_gradient_sums_are_recorded_as_it_runs_them(trained) -> None:
     # Oracle: torch's profiler on an unrecorded backward of the same model. The sums the
     # autograd engine runs between nodes (parent: the engine's evaluate_function, not a

@@ -18,12 +18,19 @@ iteration). After `warmup` unrecorded iterations:
 **Which call owns a node**: the nodes a call's outputs reach back to through
 ``grad_fn.next_functions`` without passing its inputs' nodes (the autograd graph it
 built, and the gradient accumulators of the parameters it used), the innermost call
-first. Nodes outside every call (the loss's) are the ``loss_kernels`` of the
-trace's `Training`, and so are the engine's sums of two gradients of one tensor,
-recorded as an unrecorded backward runs them (in place: `_dispatch`). Assumption: a call's backward time is its nodes' times only
-(the autograd engine's own work between nodes is in ``Training.backward_s`` but no
-call's); on a GPU a node's window measures its kernels when the engine is not
-waiting on the host.
+first. A node's kernels are those it ran at the top level (a node run inside another
+node's run is part of the outer one), with the engine's checks of its outputs. Nodes
+outside every call (the loss's) are the ``loss_kernels`` of the trace's `Training`,
+and so is the engine's work between nodes: its sums of two gradients of one tensor.
+
+**What the recording changes**: the dispatch mode makes PyTorch take other paths than
+an unrecorded backward (`_dispatch`, `nerframe.trace.unrecorded`), so one more
+backward of the same iteration runs under torch's profiler, and a node whose
+functions differ there gets the functions the profiler saw.
+
+Assumption: a call's backward time is its nodes' times only (the autograd engine's
+own work between nodes is in ``Training.backward_s`` but no call's); on a GPU a node's
+window measures its kernels when the engine is not waiting on the host.
 
 The timed iterations keep the module hooks of the forward (the same cost as a
 forward capture's) and the node hooks; the recording modes are off.
@@ -34,10 +41,11 @@ from __future__ import annotations
 import itertools
 import statistics
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from nerframe.errors import InvalidInputError
 from nerframe.trace.tracefile import Call, Kernel, Trace, Training
+from nerframe.trace.unrecorded import ProfiledNode, profiled_nodes
 
 
 def _loss(torch: Any, recorder: Any, output: Any) -> Any:
@@ -118,6 +126,73 @@ def _node_hooks(
     return handles
 
 
+class _Segment(NamedTuple):
+    """The kernels a backward ran in one stretch: inside a node running at the top level
+    (`node`), or, with `node` None, the engine's work before the first node or after one."""
+
+    node: Any
+    kernels: list[Kernel]
+
+
+def _graph(tensor: Any) -> list[Any]:
+    """Every autograd node the backward of `tensor` can run."""
+    found: list[Any] = []
+    todo = [tensor.grad_fn] if tensor.grad_fn is not None else []
+    seen = set(todo)
+    while todo:
+        node = todo.pop()
+        found.append(node)
+        for following, _ in node.next_functions:
+            if following is not None and following not in seen:
+                seen.add(following)
+                todo.append(following)
+    return found
+
+
+def _segment_hooks(nodes: list[Any], segments: list[_Segment]) -> list[Any]:
+    """Hooks on `nodes` that open a segment when one starts running at the top level
+    (not inside another node's run) and one for the engine's work when it ends."""
+    depth = [0]
+
+    def before(node: Any) -> Callable[..., None]:
+        def hook(grads: Any) -> None:
+            if depth[0] == 0:
+                segments.append(_Segment(node, []))
+            depth[0] += 1
+
+        return hook
+
+    def after(grads_in: Any, grads_out: Any) -> None:
+        depth[0] -= 1
+        if depth[0] == 0:
+            segments.append(_Segment(None, []))
+
+    handles = []
+    for node in nodes:
+        handles.append(node.register_prehook(before(node)))
+        handles.append(node.register_hook(after))
+    return handles
+
+
+def _repair(segments: list[_Segment], profiled: list[ProfiledNode] | None) -> None:
+    """Put the kernels an unrecorded backward ran (`profiled`,
+    `nerframe.trace.unrecorded`) in place of the recorded ones of each stretch whose
+    functions differ; nothing when the two backwards did not run the same nodes in the
+    same order."""
+    nodes = [k for k, s in enumerate(segments) if s.node is not None]
+    if profiled is None or [segments[k].node.name() for k in nodes] != [p.name for p in profiled]:
+        return
+    for k, run in zip(nodes, profiled, strict=True):
+        _replace(segments[k].kernels, run.kernels)
+        if k + 1 < len(segments) and segments[k + 1].node is None:
+            _replace(segments[k + 1].kernels, run.engine)
+
+
+def _replace(recorded: list[Kernel], run: list[Kernel] | None) -> None:
+    if run is not None and [k.name for k in recorded] != [k.name for k in run]:
+        recorded[:] = run
+
+
 class _Both:
     """Module hooks that call two hook pairs: `first` entered first and left last."""
 
@@ -185,26 +260,31 @@ def capture_train(
         calls = len(recorder.calls)
         backward_kernels: list[list[Kernel]] = [[] for _ in range(calls)]
         loss_kernels: list[Kernel] = []
-        with _dispatch(torch, recorder, loss_kernels):
+        with _dispatch(torch, recorder, lambda: loss_kernels):
             loss = _loss(torch, recorder, output)
-        active: list[int] = []
         owner = owners.owners()
-        handles = _node_hooks(owner, active.append, lambda call: active.pop())  # nested nodes
+        segments = [_Segment(None, [])]
+        handles = _segment_hooks(_graph(loss), segments)
         try:
             with _dispatch(
                 torch,
                 recorder,
-                loss_kernels,
-                lambda: backward_kernels[active[-1]] if active else None,
-                engine_adds=True,
+                lambda: segments[-1].kernels,
+                between=lambda: segments[-1].node is None,
             ):
                 loss.backward()
         finally:
             for handle in handles:
                 handle.remove()
         optimizer_kernels: list[Kernel] = []
-        with _dispatch(torch, recorder, optimizer_kernels):
+        with _dispatch(torch, recorder, lambda: optimizer_kernels):
             optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        loss = _loss(torch, recorder, model(*inputs))
+        _repair(segments, profiled_nodes(torch, loss.backward))
+        for segment in segments:
+            call = owner.get(segment.node)
+            (loss_kernels if call is None else backward_kernels[call]).extend(segment.kernels)
 
         order = [c["module"] for c in recorder.calls]
         forward: list[list[float]] = [[] for _ in order]
@@ -294,25 +374,25 @@ def _inclusive(own: list[float], parents: list[int | None]) -> list[float]:
 def _dispatch(
     torch: Any,
     recorder: Any,
-    fallback: list[Kernel],
-    target: Callable[[], list[Kernel] | None] = lambda: None,
+    target: Callable[[], list[Kernel]],
     *,
-    engine_adds: bool = False,
+    between: Callable[[], bool] = lambda: False,
 ) -> Any:
-    """A dispatch mode that records every aten function into `target()`'s list, or
-    `fallback` when it gives None.
+    """A dispatch mode that records every aten function into `target()`'s list.
 
-    `engine_adds` (the backward): an ``add`` outside every node is the autograd
-    engine summing two gradients of one input (``InputBuffer::accumulate``), and is
-    recorded as the engine runs it without this mode. Unrecorded, the engine adds in
-    place into the gradient it buffered first when that is a plain dense tensor whose
-    last reference it holds; with any dispatch mode active, every tensor counts as a
-    subclass (``at::isTensorSubclassLike``, ATen/TensorSubclassLikeUtils.h) and the
-    engine allocates a new tensor instead (pytorch torch/csrc/autograd/input_buffer.cpp,
-    ``accumulate`` and ``can_accumulate_inplace``). So such an add whose buffered
-    gradient (its first operand) is dense, of the result's shape and dtype, is recorded
-    as ``add_`` into it (memory reused). Assumption: the engine holds that gradient's
-    last reference, true unless a hook or a node kept it.
+    `between()` tells the backward's engine work between nodes: there an ``add`` is
+    the autograd engine summing two gradients of one input (``InputBuffer::accumulate``),
+    and is recorded as the engine runs it without this mode. Unrecorded, the engine
+    adds in place into the gradient it buffered first when that is a plain dense
+    tensor whose last reference it holds; with any dispatch mode active, every tensor
+    counts as a subclass (``at::isTensorSubclassLike``, ATen/TensorSubclassLikeUtils.h)
+    and the engine allocates a new tensor instead (pytorch
+    torch/csrc/autograd/input_buffer.cpp, ``accumulate`` and
+    ``can_accumulate_inplace``). So such an add whose buffered gradient (its first
+    operand) is dense, of the result's shape and dtype, is recorded as ``add_`` into
+    it (memory reused). Assumption: the engine holds that gradient's last reference,
+    true unless a hook or a node kept it. (`nerframe.trace.unrecorded` repairs what
+    else the mode changes, where torch's profiler can say what ran instead.)
     """
     from torch.utils._python_dispatch import TorchDispatchMode
 
@@ -325,12 +405,9 @@ def _dispatch(
             outputs = list(recorder.tensors(result))
             if outputs:
                 name = str(getattr(func, "overloadpacket", func).__name__)
-                found = target()
-                if found is None and engine_adds and name == "add":
+                if name == "add" and between():
                     name = _accumulated(args, outputs[0])
-                (fallback if found is None else found).append(
-                    recorder.describe(name, args, kwargs, outputs)
-                )
+                target().append(recorder.describe(name, args, kwargs, outputs))
             return result
 
     return Record()  # type: ignore[no-untyped-call]
