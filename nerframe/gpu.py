@@ -645,8 +645,50 @@ def predict_forward(model: GpuModel, trace: Trace) -> float | None:
     kernels = [k for c in trace.calls for k in c.kernels]
     if trace.train is not None:  # the whole iteration: forward, loss, backward, step
         kernels += [k for c in trace.calls for k in c.backward_kernels]
-        kernels += [*trace.train.loss_kernels, *trace.train.optimizer_kernels]
+        kernels += [*trace.train.loss_kernels, *foreach(trace.train.optimizer_kernels)]
     return model.predict(kernels).total_s
+
+
+def foreach(kernels: Sequence[Kernel]) -> list[Kernel]:
+    """An optimizer step's kernels as torch runs the step on a GPU. Recorded where torch
+    steps one parameter at a time (a CPU: ``torch.optim.Adam``'s ``_single_tensor_adam``),
+    the step repeats one sequence of functions per parameter; on CUDA tensors torch
+    defaults to the foreach implementation (torch/optim/optimizer.py,
+    ``_default_to_fused_or_foreach``), which runs each function of the sequence once over
+    every parameter (one launch, ``multi_tensor_apply``). So the sequence's k-th
+    functions merge into one ``_foreach_`` kernel over all their tensors. Kernels that
+    already are foreach ones, or that repeat no sequence, stay as they are.
+
+    >>> def k(name, n):
+    ...     return Kernel(name, [[n]], ["float32"], [[n]], ["float32"], "reused")
+    >>> step = [k("lerp_", 4), k("sqrt", 4), k("lerp_", 2), k("sqrt", 2)]  # 2 parameters
+    >>> [(m.name, m.inputs) for m in foreach(step)]
+    [('_foreach_lerp_', [[4], [2]]), ('_foreach_sqrt', [[4], [2]])]
+    """
+    names = [k.name for k in kernels]
+    if any(n.startswith("_foreach_") for n in names):
+        return list(kernels)
+    period = next(
+        (
+            p
+            for p in range(1, len(names) // 2 + 1)
+            if len(names) % p == 0 and all(n == names[i % p] for i, n in enumerate(names))
+        ),
+        len(names),
+    )
+    if period == len(names):
+        return list(kernels)
+    return [
+        Kernel(
+            f"_foreach_{names[j]}",
+            [s for k in kernels[j::period] for s in k.inputs],
+            [d for k in kernels[j::period] for d in k.input_dtypes],
+            [s for k in kernels[j::period] for s in k.outputs],
+            [d for k in kernels[j::period] for d in k.output_dtypes],
+            kernels[j].memory,
+        )
+        for j in range(period)
+    ]
 
 
 def trace_model(name: str, trace: Trace) -> GpuModel:

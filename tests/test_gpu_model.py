@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 from pathlib import Path
 
 import polars as pl
@@ -244,6 +245,33 @@ def test_an_adam_step_on_the_h200_against_its_measured_step(micro: dict, model: 
     else:
         assert predicted == pytest.approx(8 * gpu.gpu_model("h200").back_to_back_s, rel=1e-6)
         assert 1.0 <= ratio <= 2.5
+
+
+def test_a_cpu_recorded_adam_step_runs_as_foreach_kernels_on_the_h200(
+    micro: dict, tmp_path: Path
+) -> None:
+    # A CPU capture records Adam's per-parameter loop (8 functions per tensor); on the
+    # H200 torch ran its foreach step, timed in training.json (oracle): one kernel per
+    # function over every tensor
+    from nerframe.trace import capture, trace_graph
+    from nerframe.trace.ingest import OPTIMIZER_PATH
+
+    class_map = _heldout_map(tmp_path)
+    import heldout_models
+
+    net, inputs = heldout_models.build_hashgrid()
+    trace = capture(net, *inputs, repeats=1, warmup=1, name="hashgrid", train=True)
+    tensors = sum(1 for p in net.parameters() if p.requires_grad)
+    assert len(trace.train.optimizer_kernels) == 8 * tensors
+    steps = [k for k in gpu.foreach(trace.train.optimizer_kernels) if k.name != "_foreach_add_"]
+    assert all(len(k.outputs) == tensors for k in steps)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        measured = trace_graph(trace, [class_map], name="hashgrid").measured
+    table = compare(measured, gpu.gpu_model("h200"))
+    predicted = table.filter(path=OPTIMIZER_PATH)["predicted_s"].item()
+    iteration = json.loads((H200 / "training.json").read_text())["iterations"]["hashgrid@4096"]
+    assert 1 / 1.3 <= iteration["adam_s"] / predicted <= 1.3
 
 
 def _heldout_map(tmp_path: Path) -> Path:

@@ -19,9 +19,10 @@ import polars as pl
 
 from nerframe import schemas
 from nerframe.errors import InvalidInputError, NerframeError
-from nerframe.gpu import GpuModel
+from nerframe.gpu import GpuModel, foreach
 from nerframe.rooflines import System, roofline
 from nerframe.trace.host import HostModel, predict_kernels
+from nerframe.trace.ingest import OPTIMIZER_PATH
 from nerframe.trace.tracefile import Kernel
 
 
@@ -80,11 +81,12 @@ def _host_predictions(measured: pl.DataFrame, model: HostModel | GpuModel) -> pl
             # a measured table without the column counts one)
             modules = 1 if row.get("modules") is None else row["modules"]
             kernels = [Kernel(**k) for k in records]
-            p = (
-                model.predict(kernels, modules)
-                if isinstance(model, GpuModel)
-                else predict_kernels(model, kernels, modules)
-            )
+            if isinstance(model, GpuModel):
+                if row["path"] == OPTIMIZER_PATH:
+                    kernels = foreach(kernels)
+                p = model.predict(kernels, modules)
+            else:
+                p = predict_kernels(model, kernels, modules)
             seconds.append(p.total_s)
             bounds.append(p.bound)
         elif isinstance(model, GpuModel):
