@@ -75,6 +75,15 @@ def profiled_nodes(torch: Any, backward: Callable[[], object]) -> list[ProfiledN
         for field in ("cpu_children", "concrete_inputs", "input_dtypes", "overload_name")
     ):
         return None
+    try:
+        return _nodes(torch, events)
+    except (AttributeError, IndexError, RuntimeError, TypeError, ValueError):
+        # a profile this reading does not foresee: the recorded kernels stay
+        return None
+
+
+def _nodes(torch: Any, events: list[Any]) -> list[ProfiledNode]:
+    """The top-level nodes of a profiled backward, in the order they ran."""
     nodes = sorted(
         (e for e in events if e.name.startswith(NODE_EVENT) and not _inside_node(e)),
         key=lambda e: e.time_range.start,
@@ -160,6 +169,8 @@ def _rebuilt(torch: Any, op: Any, event: Any) -> Kernel | None:
         elif kind in ("Optional[Device]", "Device"):
             value = "meta"
         elif kind in ("Optional[ScalarType]", "ScalarType") and isinstance(value, int):
+            if not 0 <= value < len(_SCALAR_TYPES):
+                return None
             value = getattr(torch, _SCALAR_TYPES[value])
         elif kind.endswith(("Layout]", "MemoryFormat]")) or kind in ("Layout", "MemoryFormat"):
             value = None
