@@ -127,9 +127,9 @@ class Recorder:
         return Kernel(
             name,
             [list(t.shape) for t in inputs],
-            [_dtype(t) for t in inputs],
+            [dtype_name(t) for t in inputs],
             [list(t.shape) for t in outputs],
-            [_dtype(t) for t in outputs],
+            [dtype_name(t) for t in outputs],
             memory,
         )
 
@@ -235,7 +235,7 @@ class Recorder:
                     if value is not None
                 },
                 "inputs": [list(t.shape) for t in self.tensors((args, kwargs))],
-                "input_dtypes": [_dtype(t) for t in self.tensors((args, kwargs))],
+                "input_dtypes": [dtype_name(t) for t in self.tensors((args, kwargs))],
                 "sources": sorted(self.sources((args, kwargs))),
                 "kernels": [],
             }
@@ -249,7 +249,7 @@ class Recorder:
         call = self.calls[index]
         outputs = list(self.tensors(output))
         call["outputs"] = [list(t.shape) for t in outputs]
-        call["output_dtypes"] = [_dtype(t) for t in outputs]
+        call["output_dtypes"] = [dtype_name(t) for t in outputs]
         call["output_sources"] = [sorted(self.sources(t)) for t in outputs]
         for position, tensor in enumerate(outputs):
             # An argument handed back unchanged (a ray bundle's camera indices put into
@@ -304,7 +304,7 @@ def _same_storage(a: Any, b: Any) -> bool:
         return False
 
 
-def _dtype(tensor: Any) -> str:
+def dtype_name(tensor: Any) -> str:
     """A tensor's dtype as the trace file records it: ``float32`` for ``torch.float32``."""
     return str(tensor.dtype).removeprefix("torch.")
 

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import itertools
 import statistics
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 from nerframe.errors import InvalidInputError
@@ -103,17 +103,18 @@ class _Owners:
 
 
 def _node_hooks(
-    owner: dict[Any, int], start: Callable[[int], object], end: Callable[[int], object]
+    owner: Mapping[Any, Any], start: Callable[[Any], object], end: Callable[[Any], object]
 ) -> list[Any]:
-    """A pre-hook calling `start(call)` and a hook calling `end(call)` on every owned node."""
+    """A pre-hook calling `start(call)` and a hook calling `end(call)` on every node of
+    `owner`, `call` its value there."""
 
-    def before(call: int) -> Callable[..., None]:
+    def before(call: Any) -> Callable[..., None]:
         def hook(grads: Any) -> None:
             start(call)
 
         return hook
 
-    def after(call: int) -> Callable[..., None]:
+    def after(call: Any) -> Callable[..., None]:
         def hook(grads_in: Any, grads_out: Any) -> None:
             end(call)
 
@@ -149,29 +150,24 @@ def _graph(tensor: Any) -> list[Any]:
     return found
 
 
-def _segment_hooks(nodes: list[Any], segments: list[_Segment]) -> list[Any]:
-    """Hooks on `nodes` that open a segment when one starts running at the top level
-    (not inside another node's run) and one for the engine's work when it ends."""
-    depth = [0]
+class _Segments:
+    """The stretches of one backward (`_Segment`), opened by node hooks (`_node_hooks`,
+    each node its own key): one when a node starts running at the top level (not inside
+    another node's run), and one for the engine's work when it ends."""
 
-    def before(node: Any) -> Callable[..., None]:
-        def hook(grads: Any) -> None:
-            if depth[0] == 0:
-                segments.append(_Segment(node, []))
-            depth[0] += 1
+    def __init__(self) -> None:
+        self.depth = 0
+        self.found = [_Segment(None, [])]
 
-        return hook
+    def start(self, node: Any) -> None:
+        if self.depth == 0:
+            self.found.append(_Segment(node, []))
+        self.depth += 1
 
-    def after(grads_in: Any, grads_out: Any) -> None:
-        depth[0] -= 1
-        if depth[0] == 0:
-            segments.append(_Segment(None, []))
-
-    handles = []
-    for node in nodes:
-        handles.append(node.register_prehook(before(node)))
-        handles.append(node.register_hook(after))
-    return handles
+    def end(self, node: Any) -> None:
+        self.depth -= 1
+        if self.depth == 0:
+            self.found.append(_Segment(None, []))
 
 
 def _repair(segments: list[_Segment], profiled: list[ProfiledNode] | None) -> None:
@@ -263,8 +259,9 @@ def capture_train(
         with _dispatch(torch, recorder, lambda: loss_kernels):
             loss = _loss(torch, recorder, output)
         owner = owners.owners()
-        segments = [_Segment(None, [])]
-        handles = _segment_hooks(_graph(loss), segments)
+        stretches = _Segments()
+        segments = stretches.found
+        handles = _node_hooks({n: n for n in _graph(loss)}, stretches.start, stretches.end)
         try:
             with _dispatch(
                 torch,

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from nerframe.trace.recording import dtype_name
 from nerframe.trace.tracefile import Kernel
 
 NODE_EVENT = "autograd::engine::evaluate_function: "
@@ -189,8 +190,8 @@ def _rebuilt(torch: Any, op: Any, event: Any) -> Kernel | None:
     return Kernel(
         event.name.removeprefix("aten::"),
         [list(t.shape) for t in tensors],
-        [str(t.dtype).removeprefix("torch.") for t in tensors],
+        [dtype_name(t) for t in tensors],
         [list(o.shape) for o in outputs],
-        [str(o.dtype).removeprefix("torch.") for o in outputs],
+        [dtype_name(o) for o in outputs],
         memory,
     )
