@@ -20,7 +20,10 @@ rate:
   gather's backward: ``index_put``, ``index_add``…, `SCATTERS`; its table is its
   output) at the scatter rate a CUDA probe measured, interpolated the same way, else
   as torch runs it: a sort of its indices (``keys × index bits / 32 / S``) and the adds
-  at the gather rate;
+  at the gather rate; and at least ``max_row_lookups × t_serial`` when the trace recorded the
+  most lookups adding into one row (``max_row_lookups``) and a CUDA probe measured the
+  time one more lookup of a row adds (``t_serial``): torch's kernel adds a row's lookups in
+  one thread, one after another;
 - **sort** (``sort``, ``argsort``, ``topk``, ``unique``): ``keys / S``;
 - **scan** (``cumsum``, ``cumprod``…): bytes at the scan bandwidth ``W_scan`` (a
   cumulative product along a short last dimension is far below DRAM bandwidth),
@@ -157,6 +160,9 @@ class GpuModel:
     scatter: tuple[tuple[float, float], ...] = ()
     """Scatter-adds (`SCATTERS`) as (table bytes, lookups/s), measured by a CUDA probe;
     without them, a scatter-add is its index sort and its adds at the gather rate."""
+    serial_lookup_s: float = 0.0
+    """Seconds one more lookup of the same row adds to a scatter-add (``t_serial``, the
+    slope a CUDA probe measured, ``scatter_runs``); 0: not measured, no such term."""
     tf32: bool = False
     source: str = ""
 
@@ -237,8 +243,10 @@ class GpuModel:
             pairs = list(zip(kernel.inputs, kernel.input_dtypes, strict=True))
             lookups = [math.prod(s) for s, d in pairs if d.startswith(("int", "uint"))]
             table = _nbytes(out, kernel.output_dtypes[0] if kernel.output_dtypes else "float32")
+            serial = kernel.max_row_lookups * self.serial_lookup_s
             if lookups and self.scatter:
-                return max(max(lookups) / _loglog(self.scatter, table), memory), "gather"
+                rate = _loglog(self.scatter, table)
+                return max(max(lookups) / rate, serial, memory), "gather"
             if lookups:
                 # torch accumulates into rows at repeated indices by sorting the indices
                 # first (index_put_with_sort): a sort, then the adds at the gather rate
@@ -252,7 +260,7 @@ class GpuModel:
                     / 32
                 )
                 seconds = keys * width / self.sort_rate + keys / self.gather_rate(table)
-                return max(seconds, memory), "gather"
+                return max(seconds, serial, memory), "gather"
         largest = max((math.prod(s) for s in kernel.inputs), default=0)
         if kernel.name in SORTS:
             return max(largest / self.sort_rate, memory), "sort"
@@ -337,7 +345,9 @@ def fit(micro: Mapping[str, Any]) -> dict[str, Any]:
     (``bytes / (seconds - (alone_s - back_to_back_s))``, the median over the element-wise
     ops); each GEMM dtype's (P, k0, n0, m0) by grid search for the least median
     |log10(measured / predicted)|; the sort rate when measured (the slope between its
-    two largest sizes: a sort's own fixed cost is several launches).
+    two largest sizes: a sort's own fixed cost is several launches); the time one more
+    lookup of a row adds to a scatter-add when measured (the slope between its two
+    longest runs, ``scatter_runs``).
 
     >>> micro = {"launch": {"single_add_1elem_event_s": 2e-5, "back_to_back_add_1elem_s": 1e-5},
     ...          "elementwise": [{"op": "add", "elements": 1, "bytes": 4e9, "seconds": 1.01e-3}],
@@ -390,6 +400,13 @@ def fit(micro: Mapping[str, Any]) -> dict[str, Any]:
                 lookups = top["lookups"] / _net(top["seconds"], overhead)
                 points.append([table * width, _figure(lookups)])
             figures[section] = points
+    runs = sorted(micro.get("scatter_runs", []), key=lambda r: r["row_lookups"])
+    if len(runs) > 1 and runs[-1]["seconds"] > runs[-2]["seconds"]:
+        # the same lookups into fewer rows: what a run's length adds, the slope between
+        # the two longest runs (where the serial adds outlast the rest of the kernel)
+        below, top = runs[-2], runs[-1]
+        slope = (top["seconds"] - below["seconds"]) / (top["row_lookups"] - below["row_lookups"])
+        figures["serial_lookup_s"] = _figure(slope)
     sorts = sorted(micro.get("sort", []), key=lambda r: r["keys"])
     if len(sorts) > 1 and sorts[-1]["seconds"] > sorts[-2]["seconds"]:
         # torch.sort launches several kernels (indices, histogram, a kernel per pass),
@@ -480,6 +497,7 @@ def from_figures(name: str, figures: Mapping[str, Any], *, tf32: bool = False) -
             gemm=gemm,
             cat_last_bandwidth=float(figures.get("cat_last_gbps", figures["bandwidth_gbps"])) * 1e9,
             scatter=tuple((float(a), float(b)) for a, b in figures.get("scatter", ())),
+            serial_lookup_s=float(figures.get("serial_lookup_s", 0.0)),
             tf32=tf32,
             source=str(figures.get("source", "")),
         )

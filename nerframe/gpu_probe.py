@@ -19,7 +19,13 @@ with CUDA events (the median of `REPEATS` after `WARMUP` untimed calls):
 - ``sort``: ``torch.sort`` of `SORTS` random float32 keys;
 - ``scatter``: ``table.index_put_((idx,), values, accumulate=True)`` of two float32
   features per row into tables of `TABLES` rows, `SCATTERS` random lookups: a gather's
-  backward, whose repeated indices (many in a small table) torch sorts first.
+  backward, whose repeated indices (many in a small table) torch sorts first;
+- ``scatter_runs``: the same scatter-add of `RUN_LOOKUPS` lookups into a table of
+  `RUN_TABLE` rows, every row it touches taking `RUNS` lookups (fewer rows, longer
+  runs; the shortest, 8, fills the table): torch adds one row's lookups in one
+  thread, one after another, so the time grows with the run once the runs outlast
+  the rest of the kernel (the slope is the time one more lookup of a row adds; a hash
+  grid's coarse levels run thousands).
 
 The file has the layout of the H200 reference measurements
 (``../shared/data/gpu/h200/micro.json``) plus ``"format": "nerframe-probe"``,
@@ -56,6 +62,8 @@ TABLES = (2**14, 2**19, 2**22, 2**24)
 LOOKUPS = (2**14, 2**18, 2**22, 2**24)
 SORTS = (2**14, 2**18, 2**22)
 SCATTERS = (2**18, 2**22)
+RUN_LOOKUPS, RUN_TABLE = 2**22, 2**19
+RUNS = (8, 64, 1024, 16384)
 
 
 def _timer(torch: Any) -> Callable[[Callable[[], object]], float]:
@@ -110,6 +118,7 @@ def probe_cuda() -> dict[str, Any]:
         record["gather"] = _gather(torch, timed, "cuda")
         record["sort"] = _sort(torch, timed, "cuda")
         record["scatter"] = _scatter(torch, timed, "cuda")
+        record["scatter_runs"] = _scatter_runs(torch, timed, "cuda")
     return record
 
 
@@ -259,6 +268,31 @@ def _scatter(
         return partial(table.index_put_, (idx,), values, accumulate=True)
 
     return _indexed(torch, timed, dev, SCATTERS, add)
+
+
+def _scatter_runs(
+    torch: Any, timed: Callable[[Callable[[], object]], float], dev: str
+) -> list[dict[str, Any]]:
+    """`RUN_LOOKUPS` lookups added into ``RUN_LOOKUPS / repeats`` rows spread over the
+    table, each row `repeats` times, for each of `RUNS`."""
+    rows = []
+    values = torch.rand(RUN_LOOKUPS, 2, device=dev)
+    for repeats in RUNS:
+        touched = RUN_LOOKUPS // repeats
+        spread = max(RUN_TABLE // touched, 1)
+        idx = (torch.arange(RUN_LOOKUPS, device=dev) % touched) * spread % RUN_TABLE
+        table = torch.zeros(RUN_TABLE, 2, device=dev)
+        seconds = timed(partial(table.index_put_, (idx,), values, accumulate=True))
+        rows.append(
+            {
+                "table_rows": RUN_TABLE,
+                "features": 2,
+                "lookups": RUN_LOOKUPS,
+                "row_lookups": repeats,
+                "seconds": seconds,
+            }
+        )
+    return rows
 
 
 def write_probe(record: dict[str, Any], path: str | Path) -> Path:

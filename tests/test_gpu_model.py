@@ -439,6 +439,53 @@ def test_a_scatter_add_runs_at_the_probed_rate_where_measured() -> None:
     assert probed.work_seconds(kernel) == (pytest.approx(lookups / rate), "gather")
 
 
+def test_the_probe_measures_what_a_row_s_repeated_lookups_add(monkeypatch) -> None:
+    # scatter_runs on the CPU with a fake clock (one tick of 1 ms per timing, so the
+    # time grows by 1 ms from one run length to the next): every row the index touches
+    # takes exactly the row's repeats (counted from the call's own index), and the fit's
+    # slope is the last tick over the two longest runs' difference
+    torch = pytest.importorskip("torch", reason="optional: needs torch (nerframe[trace])")
+
+    from nerframe import gpu_probe
+
+    monkeypatch.setattr(gpu_probe, "RUN_LOOKUPS", 2**10)
+    monkeypatch.setattr(gpu_probe, "RUN_TABLE", 2**8)
+    monkeypatch.setattr(gpu_probe, "RUNS", (4, 16, 256))
+    seen: list[tuple[int, int]] = []
+
+    def ticks(work) -> float:
+        work()
+        (idx,) = work.args[0]
+        counts = torch.bincount(idx)
+        seen.append((int(counts.max()), int(counts[counts > 0].min())))
+        return 1e-3 * len(seen)
+
+    runs = gpu_probe._scatter_runs(torch, ticks, "cpu")
+    assert [r["row_lookups"] for r in runs] == [4, 16, 256]
+    assert seen == [(4, 4), (16, 16), (256, 256)]
+    launch = {"single_add_1elem_event_s": 2e-5, "back_to_back_add_1elem_s": 1e-5}
+    element = {"op": "add", "elements": 1, "bytes": 4e9, "seconds": 1e-3}
+    figures = gpu.fit({"launch": launch, "elementwise": [element], "scatter_runs": runs})
+    assert figures["serial_lookup_s"] == pytest.approx(1e-3 / (256 - 16), rel=1e-3)
+
+
+def test_a_scatter_add_takes_as_long_as_its_longest_run_where_measured() -> None:
+    # A hash grid's coarse level: 2^21 lookups into a 2^19-row table, 6,079 of them
+    # into one row. With a probed time per repeated lookup, the row's serial adds bound
+    # the kernel from below; without one (the built-in H200), repeats change nothing
+    rows, lookups = 2**19, 2**21
+    shapes = ([[rows, 2], [lookups], [lookups, 2]], ["float32", "int64", "float32"])
+    plain = Kernel("index_put", *shapes, [[rows, 2]], ["float32"])
+    repeated = Kernel("index_put", *shapes, [[rows, 2]], ["float32"], "fresh", 6079)
+    h200 = gpu.gpu_model("h200")
+    assert h200.serial_lookup_s == 0 and h200.work_seconds(repeated) == h200.work_seconds(plain)
+    probed = gpu.from_figures("probed", {**gpu.scaled("h200"), "serial_lookup_s": 2e-7})
+    assert probed.work_seconds(repeated) == (pytest.approx(6079 * 2e-7), "gather")
+    # a short run leaves the sort and the adds in charge
+    short = Kernel("index_put", *shapes, [[rows, 2]], ["float32"], "fresh", 4)
+    assert probed.work_seconds(short) == h200.work_seconds(plain)
+
+
 def test_a_probed_scatter_scales_to_other_gpus_as_gathers_do(monkeypatch) -> None:
     # tables by the L2 ratio (40 MB against 50), rates by the DRAM ratio (1,935 / 4,800)
     stored = json.loads((Path(gpu.__file__).with_name("systems") / "h200.json").read_text())

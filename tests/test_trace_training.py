@@ -81,6 +81,34 @@ def test_backward_kernels_are_the_autograd_functions(trained) -> None:
 
 
 @needs_torch
+def test_a_scatter_add_records_the_most_lookups_into_one_row(trained) -> None:
+    # Oracle: the grid's indices recomputed from the model's inputs and counted per
+    # level; the gradient of table[level, index] adds each lookup into its row
+    import tiny_nerf
+    import torch
+
+    model, (origins, directions) = tiny_nerf.build()
+    grid = model.grid
+    with torch.no_grad():
+        points, _ = model.sampler(origins, directions)
+        x = model.jitter(points).reshape(-1, 3)
+    expected = []
+    for resolution in grid.resolutions:
+        index = (torch.floor(x * resolution).long() * grid.primes).sum(-1) % grid.table.shape[1]
+        expected.append(int(torch.bincount(index).max()))
+    trace, _ = trained
+    recorded = [
+        k.max_row_lookups
+        for k in next(c for c in trace.calls if c.path == "grid").backward_kernels
+        if k.name.lstrip("_").startswith("index_put")
+    ]
+    assert sorted(recorded) == sorted(expected) and max(expected) > 1
+    # nothing else adds into rows: every other kernel records none
+    others = [k for c in trace.calls for k in (*c.kernels, *c.backward_kernels)]
+    assert sum(k.max_row_lookups > 0 for k in others) == len(expected)
+
+
+@needs_torch
 def test_backward_kernels_are_those_an_unrecorded_backward_runs(trained) -> None:
     # Oracle: torch/csrc/autograd/FunctionsManual.cpp, cumprod_backward. Unrecorded, an
     # input without zeros takes its fast path: one reversed cumsum of output * grad,
@@ -134,12 +162,16 @@ def test_a_training_trace_round_trips_and_a_forward_trace_is_unchanged(
 ) -> None:
     import json
 
+    import tiny_nerf
+
     from nerframe.trace import capture
     from nerframe.trace.tracefile import read_trace, write_trace
 
     trace, _ = trained
-    assert read_trace(write_trace(trace, tmp_path / "t.trace.json")) == trace
-    import tiny_nerf
+    written = write_trace(trace, tmp_path / "t.trace.json")
+    assert read_trace(written) == trace
+    # written only where recorded: the grid's scatters into its table
+    assert written.read_text().count('"max_row_lookups": ') == tiny_nerf.LEVELS
 
     model, inputs = tiny_nerf.build()
     forward = capture(model, *inputs, repeats=1)

@@ -57,6 +57,7 @@ KERNEL = pl.Struct(
         "outputs": pl.List(pl.List(pl.Int64)),
         "output_dtypes": pl.List(pl.String),
         "memory": pl.String,
+        "max_row_lookups": pl.Int64,
     }
 )
 """A recorded kernel (`nerframe.trace.tracefile.Kernel`) as a row of a ``kernels`` column."""

@@ -131,6 +131,7 @@ class Recorder:
             [list(t.shape) for t in outputs],
             [dtype_name(t) for t in outputs],
             memory,
+            max_row_lookups(self.torch, name, args, kwargs),
         )
 
     @staticmethod
@@ -281,6 +282,65 @@ class Recorder:
                 if all(v is not None for v in items):
                     found[key] = [v for v in items if v is not None]
         return found
+
+
+_PUTS = frozenset({"index_put", "index_put_", "_index_put_impl_"})
+_INDEX_ADDS = frozenset({"index_add", "index_add_"})
+
+
+def max_row_lookups(torch: Any, name: str, args: Any, kwargs: Any) -> int:
+    """The most lookups a scatter-add adds into one destination row (0: not a
+    scatter-add, or one whose destinations this cannot tell).
+
+    Counted from the index values of an ``index_put`` with ``accumulate`` (the
+    backward of a gather ``table[idx]``: integer indices, broadcast together, name one
+    row of the indexed dimensions), an ``index_add`` (a 1-D index along ``dim``) or an
+    ``embedding_dense_backward`` (its ``padding_idx`` row is skipped, as torch skips
+    it). On a GPU torch sorts the lookups by row and one thread adds a row's lookups
+    one after another (pytorch aten/src/ATen/native/cuda/Indexing.cu,
+    ``index_put_with_sort_kernel``), so the longest run bounds the kernel's time. A
+    boolean mask selects each row at most once and is not counted here.
+
+    >>> import torch
+    >>> table, idx = torch.zeros(8, 2), torch.tensor([[3, 3], [5, 3]])
+    >>> max_row_lookups(torch, "index_put", (table, [idx], torch.ones(2, 2, 2), True), {})
+    3
+    >>> max_row_lookups(torch, "index_put", (table, [idx], torch.ones(2, 2, 2)), {})
+    0
+    """
+    try:
+        if name in _PUTS:
+            accumulate = kwargs.get("accumulate", len(args) > 3 and args[3])
+            rows = _put_rows(torch, args[0], args[1]) if accumulate else None
+        elif name in _INDEX_ADDS:
+            rows = args[2].reshape(-1) % args[0].shape[args[1]]
+        elif name == "embedding_dense_backward":
+            rows = args[1].reshape(-1)
+            rows = rows[rows != args[3]] if len(args) > 3 and args[3] >= 0 else rows
+        else:
+            return 0
+    except (IndexError, TypeError, RuntimeError, AttributeError):
+        return 0
+    if rows is None or rows.numel() == 0:
+        return 0
+    # a table no larger than a few times the lookups is counted densely (no sort)
+    if int(rows.max()) < 4 * rows.numel():
+        return int(torch.bincount(rows).max())
+    return int(torch.unique(rows, return_counts=True)[1].max())
+
+
+def _put_rows(torch: Any, table: Any, indices: Any) -> Any:
+    """Each lookup's destination row of an ``index_put`` of `table` at `indices`: its
+    coordinates in the indexed dimensions, linearised (None when an index is a mask or
+    none is given)."""
+    index = [(d, t) for d, t in enumerate(indices) if t is not None]
+    if not index or any(t.dtype in (torch.bool, torch.uint8) for _, t in index):
+        return None
+    broadcast = torch.broadcast_tensors(*(t for _, t in index))
+    rows = torch.zeros_like(broadcast[0])
+    for (d, _), b in zip(index, broadcast, strict=True):
+        rows = rows * table.shape[d] + b % table.shape[d]
+    return rows.reshape(-1)
 
 
 def _in_place(name: str) -> bool:

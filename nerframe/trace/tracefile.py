@@ -23,8 +23,14 @@ A trace file (``*.trace.json``) holds::
         "kernels": [{"name": "linear",      # the torch functions it ran itself (version 3)
                      "inputs": [[64, 3], [8, 3], [8]], "input_dtypes": [...],
                      "outputs": [[64, 8]], "output_dtypes": ["float32"],
-                     "memory": "fresh"}]}, ...],   # fresh, reused (out=, in place) or view
+                     "memory": "fresh",     # fresh, reused (out=, in place) or view
+                     "max_row_lookups": 6079}]}, ...],  # scatter-adds only
      "extra": {...}}                        # optional: anything else, kept as is
+
+A scatter-add's ``max_row_lookups`` (written only when recorded) is the largest number of its
+lookups that add into one destination row, counted from the index values at capture
+(`nerframe.trace.recording.max_row_lookups`): a GPU adds one row's lookups one after
+another, so its time grows with it, which shapes do not show.
 
 A *port* ``[call, index]`` is the index-th output tensor of a call. ``sources``
 are the data edges (tensor provenance, never caller→callee); ``output_sources``
@@ -87,6 +93,9 @@ class Kernel:
     outputs: list[list[int]]
     output_dtypes: list[str]
     memory: str = "fresh"
+    max_row_lookups: int = 0
+    """Of a scatter-add: the most lookups that add into one destination row (0: not
+    recorded, or not a scatter-add)."""
 
 
 @dataclass(frozen=True)
@@ -198,7 +207,7 @@ def write_trace(trace: Trace, path: str | Path) -> Path:
         "threads": trace.threads,
         "calls": [_call_document(c, trace.train is not None) for c in trace.calls],
         **({"extra": trace.extra} if trace.extra else {}),
-        **({"train": asdict(trace.train)} if trace.train is not None else {}),
+        **({"train": _train_document(trace.train)} if trace.train is not None else {}),
     }
     path = Path(path)
     with atomic_path(path) as tmp:
@@ -209,8 +218,27 @@ def write_trace(trace: Trace, path: str | Path) -> Path:
 def _call_document(call: Call, train: bool) -> dict[str, object]:
     """A call as written: a forward trace's calls have no backward fields."""
     document = asdict(call)
-    if not train:
+    document["kernels"] = [_kernel_document(k) for k in call.kernels]
+    if train:
+        document["backward_kernels"] = [_kernel_document(k) for k in call.backward_kernels]
+    else:
         del document["backward_s"], document["backward_kernels"]
+    return document
+
+
+def _train_document(train: Training) -> dict[str, object]:
+    document = asdict(train)
+    for key in ("loss_kernels", "optimizer_kernels"):
+        document[key] = [_kernel_document(k) for k in getattr(train, key)]
+    return document
+
+
+def _kernel_document(kernel: Kernel) -> dict[str, object]:
+    """A kernel as written: ``max_row_lookups`` only where recorded (files of kernels without
+    scatter-adds keep the bytes they had)."""
+    document = asdict(kernel)
+    if not kernel.max_row_lookups:
+        del document["max_row_lookups"]
     return document
 
 
@@ -303,7 +331,15 @@ def parse_trace(document: object, *, source: str = "trace") -> Trace:
 
 def _kernels(records: Sequence[KernelRecord]) -> list[Kernel]:
     return [
-        Kernel(k.name, k.inputs, k.input_dtypes, k.outputs, k.output_dtypes, k.memory)
+        Kernel(
+            k.name,
+            k.inputs,
+            k.input_dtypes,
+            k.outputs,
+            k.output_dtypes,
+            k.memory,
+            k.max_row_lookups,
+        )
         for k in records
     ]
 
