@@ -1,10 +1,11 @@
 """Predict the held-out pair's training iteration on the H200 from a CPU capture, and
 compare with the H200's timed iterations (``../shared/data/gpu/h200/training.json``).
 
-Run from the repository root (not collected by pytest; 4,096 rays take about a minute,
-65,536 about five and 14 GB of memory)::
+Run from the repository root (not collected by pytest; 4,096 rays take about a minute;
+the hash grid alone at 65,536 rays about five and 14 GB of memory, the vanilla NeRF
+there far more)::
 
-    .venv/bin/python benchmarks/gpu_training_check.py [--rays 4096] [--out DIR]
+    .venv/bin/python benchmarks/gpu_training_check.py [--rays 4096] [--models vanilla,hashgrid]
 
 For each model it captures one training iteration on this CPU (``capture(...,
 train=True)``: every kernel the forward, the backward and the Adam step ran, recorded
@@ -30,6 +31,7 @@ H200 = HERE.parent.parent / "shared" / "data" / "gpu" / "h200" / "training.json"
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rays", type=int, default=4096)
+    parser.add_argument("--models", default="vanilla,hashgrid", help="[vanilla,hashgrid]")
     parser.add_argument("--out", type=Path, default=Path("gpu-training-out"))
     args = parser.parse_args()
     if not H200.is_file():
@@ -46,8 +48,11 @@ def main() -> int:
     model = gpu_model("h200")
     args.out.mkdir(parents=True, exist_ok=True)
     print(f"{'model':<16}{'phase':<10}{'measured ms':>12}{'predicted ms':>14}{'ratio':>8}")
-    for name in ("vanilla", "hashgrid"):
+    for name in args.models.split(","):
         key = f"{name}@{args.rays}"
+        if not hasattr(heldout_models, f"build_{name}"):
+            print(f"error: no held-out model {name!r} (vanilla, hashgrid)", file=sys.stderr)
+            return 2
         if key not in measured:
             print(f"{key}: not in training.json (rays measured: 4096, 65536)")
             continue

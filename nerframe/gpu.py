@@ -581,7 +581,10 @@ def scaled(name: str) -> dict[str, Any]:
       tensor peak ratio; ``k0``, ``n0`` as the H200's (the same library tile shapes);
       ``m0`` × SM count ratio (the rows needed to fill every SM);
     - bandwidths and gather rates × DRAM bandwidth ratio; gather table sizes × L2 ratio
-      (a table that fits the L2 is read at the in-cache rate).
+      (a table that fits the L2 is read at the in-cache rate);
+    - the time one more lookup of a row adds to a scatter-add (``serial_lookup_s``, where
+      measured): the H200's, a chain of dependent cache reads in one thread
+      (assumption: 0.5-2x across these GPUs' clocks and caches).
 
     >>> s = scaled("a100"); round(s["bandwidth_gbps"] / scaled("h200")["bandwidth_gbps"], 4)
     0.4031
