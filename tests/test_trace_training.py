@@ -108,6 +108,29 @@ def test_a_scatter_add_records_the_most_lookups_into_one_row(trained) -> None:
     assert sum(k.max_row_lookups > 0 for k in others) == len(expected)
 
 
+def test_each_scatter_add_counts_lookups_into_its_destination_rows() -> None:
+    # Oracle: hand counts. Two indexed dimensions name a row together; an index_add's
+    # index runs along its dim; an embedding's padding row is never added; a mask or a
+    # non-accumulating put adds nothing up
+    import numpy as np
+
+    from nerframe.trace.recording import max_row_lookups
+
+    table = np.zeros((16, 4, 2))
+    pairs = [np.array([1, 1, 2, 1]), np.array([3, 3, 3, 0])]  # rows (1, 3) twice
+    assert max_row_lookups("index_put_", (table, pairs, None), {"accumulate": True}) == 2
+    columns = [None, np.array([3, 3, 3, 0])]  # every first-dimension slice: column 3
+    assert max_row_lookups("_index_put_impl_", (table, columns, None, True, True), {}) == 3
+    assert max_row_lookups("index_put", (table, [np.array([-1, 15])], None, True), {}) == 2
+    assert max_row_lookups("index_add_", (table, 1, np.array([0, 2, 2, 2]), None), {}) == 3
+    embedding = (None, np.array([0, 0, 0, 2, 2]), 5, 0, False)  # padding_idx 0
+    assert max_row_lookups("embedding_dense_backward", embedding, {}) == 2
+    mask = [np.ones(16, bool)]
+    assert max_row_lookups("index_put_", (table, mask, None), {"accumulate": True}) == 0
+    assert max_row_lookups("index_put_", (table, pairs, None), {}) == 0
+    assert max_row_lookups("mul", (table, table), {}) == 0
+
+
 @needs_torch
 def test_backward_kernels_are_those_an_unrecorded_backward_runs(trained) -> None:
     # Oracle: torch/csrc/autograd/FunctionsManual.cpp, cumprod_backward. Unrecorded, an

@@ -12,6 +12,8 @@ import weakref
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import numpy as np
+
 from nerframe.trace.tracefile import Kernel, Port, Scalar
 
 _MAX_LIST = 64  # longer attribute lists are not "key attributes"
@@ -131,7 +133,7 @@ class Recorder:
             [list(t.shape) for t in outputs],
             [dtype_name(t) for t in outputs],
             memory,
-            max_row_lookups(self.torch, name, args, kwargs),
+            max_row_lookups(name, args, kwargs),
         )
 
     @staticmethod
@@ -288,7 +290,7 @@ _PUTS = frozenset({"index_put", "index_put_", "_index_put_impl_"})
 _INDEX_ADDS = frozenset({"index_add", "index_add_"})
 
 
-def max_row_lookups(torch: Any, name: str, args: Any, kwargs: Any) -> int:
+def max_row_lookups(name: str, args: Any, kwargs: Any) -> int:
     """The most lookups a scatter-add adds into one destination row (0: not a
     scatter-add, or one whose destinations this cannot tell).
 
@@ -299,48 +301,56 @@ def max_row_lookups(torch: Any, name: str, args: Any, kwargs: Any) -> int:
     it). On a GPU torch sorts the lookups by row and one thread adds a row's lookups
     one after another (pytorch aten/src/ATen/native/cuda/Indexing.cu,
     ``index_put_with_sort_kernel``), so the longest run bounds the kernel's time. A
-    boolean mask selects each row at most once and is not counted here.
+    boolean mask selects each row at most once and is not counted here. Tensors are
+    read as arrays (on the host).
 
-    >>> import torch
-    >>> table, idx = torch.zeros(8, 2), torch.tensor([[3, 3], [5, 3]])
-    >>> max_row_lookups(torch, "index_put", (table, [idx], torch.ones(2, 2, 2), True), {})
+    >>> import numpy as np
+    >>> table, idx = np.zeros((8, 2)), np.array([[3, 3], [5, 3]])
+    >>> max_row_lookups("index_put", (table, [idx], np.ones((2, 2, 2)), True), {})
     3
-    >>> max_row_lookups(torch, "index_put", (table, [idx], torch.ones(2, 2, 2)), {})
+    >>> max_row_lookups("index_put", (table, [idx], np.ones((2, 2, 2))), {})  # no accumulate
     0
     """
     try:
         if name in _PUTS:
             accumulate = kwargs.get("accumulate", len(args) > 3 and args[3])
-            rows = _put_rows(torch, args[0], args[1]) if accumulate else None
+            rows = _put_rows(args[0].shape, args[1]) if accumulate else None
         elif name in _INDEX_ADDS:
-            rows = args[2].reshape(-1) % args[0].shape[args[1]]
+            rows = _array(args[2]).reshape(-1) % args[0].shape[args[1]]
         elif name == "embedding_dense_backward":
-            rows = args[1].reshape(-1)
+            rows = _array(args[1]).reshape(-1)
             rows = rows[rows != args[3]] if len(args) > 3 and args[3] >= 0 else rows
         else:
             return 0
-    except (IndexError, TypeError, RuntimeError, AttributeError):
-        return 0
-    if rows is None or rows.numel() == 0:
+    except (IndexError, TypeError, ValueError, RuntimeError, AttributeError, NotImplementedError):
+        return 0  # a call this reading does not foresee (a meta tensor, odd arguments)
+    if rows is None or rows.size == 0:
         return 0
     # a table no larger than a few times the lookups is counted densely (no sort)
-    if int(rows.max()) < 4 * rows.numel():
-        return int(torch.bincount(rows).max())
-    return int(torch.unique(rows, return_counts=True)[1].max())
+    if int(rows.max()) < 4 * rows.size:
+        return int(np.bincount(rows).max())
+    return int(np.unique(rows, return_counts=True)[1].max())
 
 
-def _put_rows(torch: Any, table: Any, indices: Any) -> Any:
-    """Each lookup's destination row of an ``index_put`` of `table` at `indices`: its
-    coordinates in the indexed dimensions, linearised (None when an index is a mask or
-    none is given)."""
-    index = [(d, t) for d, t in enumerate(indices) if t is not None]
-    if not index or any(t.dtype in (torch.bool, torch.uint8) for _, t in index):
+def _put_rows(shape: Any, indices: Any) -> np.ndarray | None:
+    """Each lookup's destination row of an ``index_put`` into a table of `shape` at
+    `indices`: its coordinates in the indexed dimensions, linearised (None when an index
+    is a mask or none is given)."""
+    index = [(d, _array(t)) for d, t in enumerate(indices) if t is not None]
+    if not index or any(a.dtype.kind not in "iu" or a.dtype == np.uint8 for _, a in index):
         return None
-    broadcast = torch.broadcast_tensors(*(t for _, t in index))
-    rows = torch.zeros_like(broadcast[0])
+    broadcast = np.broadcast_arrays(*(a.astype(np.int64) for _, a in index))
+    rows = np.zeros(broadcast[0].shape, np.int64)
     for (d, _), b in zip(index, broadcast, strict=True):
-        rows = rows * table.shape[d] + b % table.shape[d]
+        rows = rows * shape[d] + b % shape[d]
     return rows.reshape(-1)
+
+
+def _array(tensor: Any) -> np.ndarray:
+    """A tensor's values as a host array (an array stays as it is)."""
+    if hasattr(tensor, "detach"):
+        tensor = tensor.detach().cpu().numpy()
+    return np.asarray(tensor)
 
 
 def _in_place(name: str) -> bool:
