@@ -19,11 +19,12 @@ rate:
   table's bytes (a table that fits the L2 cache is read faster); a scatter-add (a
   gather's backward: ``index_put``, ``index_add``…, `SCATTERS`; its table is its
   output) at the scatter rate a CUDA probe measured, interpolated the same way, else
-  as torch runs it: a sort of its indices (``keys × index bits / 32 / S``) and the adds
-  at the gather rate; and at least ``max_row_lookups × t_serial`` when the trace recorded the
-  most lookups adding into one row (``max_row_lookups``) and a CUDA probe measured the
-  time one more lookup of a row adds (``t_serial``): torch's kernel adds a row's lookups in
-  one thread, one after another;
+  as torch runs it: a radix sort of its lookups by row (``keys × passes / 4 × 16 / 12 /
+  S``, a pass per 8 bits of the table's largest row) and the adds at the gather rate;
+  and at least ``max_row_lookups × t_serial`` when the trace recorded the most lookups
+  adding into one row (``max_row_lookups``) and a CUDA probe measured the time one more
+  lookup of a row adds (``t_serial``): torch's kernel adds a row's lookups in one
+  thread, one after another;
 - **sort** (``sort``, ``argsort``, ``topk``, ``unique``): ``keys / S``;
 - **scan** (``cumsum``, ``cumprod``…): bytes at the scan bandwidth ``W_scan`` (a
   cumulative product along a short last dimension is far below DRAM bandwidth),
@@ -83,7 +84,7 @@ from nerframe.trace.host import (
     _loglog,
     _nbytes,
 )
-from nerframe.trace.tracefile import Kernel, Trace, dtype_bits
+from nerframe.trace.tracefile import Kernel, Trace
 
 SCATTERS = frozenset(
     {
@@ -98,10 +99,17 @@ SCATTERS = frozenset(
     }
 )
 """Kernels that add rows into a table at indices (a gather's backward): torch sorts the
-indices (a sort of `lookups` keys, as long as the sort class's 32-bit keys times the
-index width over 32 bits: a radix sort's passes grow with the key's bits), then adds the
-rows at the gather rate of a table of the output's size (an assumption: adding to a
-random row costs as much as reading it)."""
+lookups by row (`SCATTER_SORT`), then adds the rows at the gather rate of a table of the
+output's size (an assumption: adding to a random row costs as much as reading it)."""
+
+SCATTER_SORT = (8, 4, 16 / 12)
+"""How a scatter-add's row sort compares with the sort class's rate ``S``: torch sorts
+(int64 row, int64 position) pairs with a radix sort over only the bits of the table's
+largest row (pytorch aten/src/ATen/native/cuda/Indexing.cu, ``index_put_with_sort_kernel``:
+``get_num_bits(largestIndex(self) / sliceSize)``), one pass per 8 bits (CUB's onesweep
+radix sort); ``S`` is torch.sort's of float32 keys with int64 positions, 4 passes of
+12-byte pairs. So ``keys × ceil(bits / 8) / 4 × 16 / 12 / S``: (bits a pass, the passes
+``S`` ran, the pair bytes' ratio)."""
 
 SORTS = frozenset({"sort", "argsort", "topk", "unique", "msort"})
 """Kernels that sort (a radix sort on a GPU): limited by the sort rate (keys/s)."""
@@ -248,18 +256,15 @@ class GpuModel:
                 rate = _loglog(self.scatter, table)
                 return max(max(lookups) / rate, serial, memory), "gather"
             if lookups:
-                # torch accumulates into rows at repeated indices by sorting the indices
-                # first (index_put_with_sort): a sort, then the adds at the gather rate
+                # torch adds into rows at repeated indices by sorting the lookups by row
+                # first (SCATTER_SORT), then adds them at the gather rate
                 keys = max(lookups)
-                width = (
-                    max(
-                        dtype_bits(d) or 64
-                        for d in kernel.input_dtypes
-                        if d.startswith(("int", "uint"))
-                    )
-                    / 32
-                )
-                seconds = keys * width / self.sort_rate + keys / self.gather_rate(table)
+                values = [math.prod(s) for s, d in pairs if not d.startswith(("int", "uint"))]
+                row = max(values[-1] // keys, 1) if values else 1  # the elements a lookup adds
+                rows = max(math.prod(out) // row, 2)
+                bits, passes, pair = SCATTER_SORT
+                sort = keys * math.ceil((rows - 1).bit_length() / bits) / passes * pair
+                seconds = sort / self.sort_rate + keys / self.gather_rate(table)
                 return max(seconds, serial, memory), "gather"
         largest = max((math.prod(s) for s in kernel.inputs), default=0)
         if kernel.name in SORTS:
