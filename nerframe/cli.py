@@ -1069,6 +1069,21 @@ def _add_wide(p: argparse.ArgumentParser) -> None:
 INTERRUPT_GRACE_S = 0.6
 
 
+_CALLED_BACK = ("polars", "pyarrow", "duckdb")
+"""Libraries whose native code calls back into their own Python code."""
+
+
+def _called_back(frame: FrameType) -> bool:
+    """Whether `frame` runs code of a library in `_CALLED_BACK`."""
+    module = str(frame.f_globals.get("__name__", ""))
+    return module.partition(".")[0] in _CALLED_BACK
+
+
+def _untraced(frame: FrameType, event: str, arg: object) -> None:
+    """A global trace function that traces no new call (`_Interrupts._raise` needs
+    tracing on to reach one running frame's ``f_trace``)."""
+
+
 class _Interrupts:
     """The command line's Ctrl-C policy (see `INTERRUPT_GRACE_S`), installed by `main`.
 
@@ -1113,9 +1128,28 @@ class _Interrupts:
                 self._read.close()
 
     def _raise(self, signum: int, frame: FrameType | None) -> None:
-        if not self.interrupted:
-            self.interrupted = True
+        if self.interrupted:
+            return
+        self.interrupted = True
+        caller = frame
+        while caller is not None and _called_back(caller):
+            caller = caller.f_back
+        if caller is None or caller is frame:
             raise KeyboardInterrupt
+        # Python code that a library's native code calls back (polars builds a dtype
+        # in Python from Rust) cannot pass the exception through the native frames:
+        # polars' Rust panics and prints its backtrace. So it is raised in the first
+        # frame outside such libraries, at the next line that frame runs.
+        previous = sys.gettrace()
+
+        def interrupt(at: FrameType, event: str, arg: object) -> None:
+            sys.settrace(previous)
+            at.f_trace = None
+            raise KeyboardInterrupt
+
+        caller.f_trace_lines = True
+        caller.f_trace = interrupt
+        sys.settrace(_untraced)
 
     def _unraisable(self, info: sys.UnraisableHookArgs) -> None:
         # The KeyboardInterrupt may land where Python cannot propagate it (a finaliser,

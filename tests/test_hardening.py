@@ -200,6 +200,45 @@ def test_an_interrupt_python_cannot_propagate_is_not_printed() -> None:
     assert seen == [KeyboardInterrupt, ValueError]
 
 
+def test_an_interrupt_in_a_library_callback_is_raised_in_the_caller() -> None:
+    # A Ctrl-C that lands in Python code a library's native code called back (seen in
+    # CI: polars' Rust building a dtype in Python panicked and printed its backtrace)
+    # is raised once control is back in the caller outside the library: the callback
+    # completes, the caller's next line does not run, tracing is as it was
+    interrupts = cli._Interrupts()
+    library: dict[str, object] = {"__name__": "polars.callback"}
+    exec(
+        "import sys\n"
+        "def callback(handler, done):\n"
+        "    handler(2, sys._getframe())\n"
+        "    done.append('callback')\n",
+        library,
+    )
+    done: list[str] = []
+
+    def caller() -> None:
+        library["callback"](interrupts._raise, done)  # type: ignore[operator]
+        done.append("caller")
+
+    tracing = sys.gettrace()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            caller()
+    finally:
+        interrupts._read.close()
+        interrupts._write.close()
+    assert done == ["callback"] and interrupts.interrupted
+    assert sys.gettrace() is tracing
+    # anywhere else it is raised where it lands
+    direct = cli._Interrupts()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            direct._raise(2, sys._getframe())
+    finally:
+        direct._read.close()
+        direct._write.close()
+
+
 def test_sigint_during_analyze_leaves_no_traceback_and_no_store(tmp_path: Path) -> None:
     import signal
     import time
