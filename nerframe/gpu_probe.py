@@ -273,12 +273,12 @@ def _scatter(
 def _scatter_runs(
     torch: Any, timed: Callable[[Callable[[], object]], float], dev: str
 ) -> list[dict[str, Any]]:
-    """`RUN_LOOKUPS` lookups added into ``RUN_LOOKUPS / repeats`` rows spread over the
-    table, each row `repeats` times, for each of `RUNS`."""
+    """`RUN_LOOKUPS` lookups added into ``RUN_LOOKUPS / row_lookups`` rows spread over the
+    table, each row `row_lookups` times, for each of `RUNS`."""
     rows = []
     values = torch.rand(RUN_LOOKUPS, 2, device=dev)
-    for repeats in RUNS:
-        touched = RUN_LOOKUPS // repeats
+    for row_lookups in RUNS:
+        touched = RUN_LOOKUPS // row_lookups
         spread = max(RUN_TABLE // touched, 1)
         idx = (torch.arange(RUN_LOOKUPS, device=dev) % touched) * spread % RUN_TABLE
         table = torch.zeros(RUN_TABLE, 2, device=dev)
@@ -288,7 +288,7 @@ def _scatter_runs(
                 "table_rows": RUN_TABLE,
                 "features": 2,
                 "lookups": RUN_LOOKUPS,
-                "row_lookups": repeats,
+                "row_lookups": row_lookups,
                 "seconds": seconds,
             }
         )

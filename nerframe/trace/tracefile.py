@@ -61,6 +61,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import msgspec
+
 from nerframe.atomic import atomic_path
 from nerframe.errors import InvalidInputError
 
@@ -330,18 +332,7 @@ def parse_trace(document: object, *, source: str = "trace") -> Trace:
 
 
 def _kernels(records: Sequence[KernelRecord]) -> list[Kernel]:
-    return [
-        Kernel(
-            k.name,
-            k.inputs,
-            k.input_dtypes,
-            k.outputs,
-            k.output_dtypes,
-            k.memory,
-            k.max_row_lookups,
-        )
-        for k in records
-    ]
+    return [Kernel(**msgspec.structs.asdict(k)) for k in records]
 
 
 def _check_call(call: Call, position: int, calls: list[Call], source: str) -> None:
