@@ -150,6 +150,9 @@ _PER = (
 # per pixel (its samples or its march steps), sensitive pixel or pixel row:
 # repeated per batch
 _BATCH_PER = frozenset({"ray", "march", "sensitive", "row"})
+# the kinds whose B and N are the rays and samples per ray of the realistic model (the
+# others are sized by the frame and the scene)
+_TAKES = {"rays": ("B", _BATCH_PER), "samples": ("N", frozenset({"ray", "sensitive"}))}
 
 
 @dataclass(frozen=True)
@@ -655,6 +658,21 @@ def pipeline(
         if value is not None and parameter not in taken:
             raise InvalidInputError(
                 f"pipeline {name!r} has no op that takes {parameter}; "
+                f"{option} does not apply to it",
+                option,
+            )
+    for option, value in (("rays", rays), ("samples", samples)):
+        parameter, kinds = _TAKES[option]
+        if (
+            realistic
+            and value is not None
+            and not any(
+                op.per in kinds and parameter in op_types()[op.op_type].parameters for op in rows
+            )
+        ):
+            raise InvalidInputError(
+                f"pipeline {name!r} has no op sized by {option} in the realistic model "
+                "(its stages follow the frame and the scene: width, height, scene); "
                 f"{option} does not apply to it",
                 option,
             )

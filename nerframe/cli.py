@@ -991,7 +991,14 @@ def parser() -> argparse.ArgumentParser:
         action="append",
         help="A100, H100 or an accelerator (repeatable) [A100 and the native accelerators]",
     )
-    p.add_argument("-o", "--output", type=Path, required=True, metavar="FILE")
+    p.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        required=True,
+        metavar="FILE",
+        help="the chart (.png, .svg, .html) or its table (.csv, .json, .parquet, .txt)",
+    )
     _workload(p)
     _frame(p)
     p.set_defaults(run=cmd_roofline)

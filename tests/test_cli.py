@@ -48,6 +48,9 @@ def test_costs_formats(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
         (["costs", "nope"], "error: unknown pipeline 'nope'"),
         (["costs", "neurex", "--rays", "0"], "error: ops row 0 (graph 'neurex', op_id 0"),
         (["costs", "neurex", "--rays", "x"], "error: argument --rays: invalid int value"),
+        # a 3DGS frame is sized by its width, height and scene, never by rays or samples
+        (["costs", "3dgs", "--samples", "8"], "error: pipeline '3dgs' has no op sized by samples"),
+        (["schedule", "gaurast", "--hardware", "gaurast", "--rays", "64"], "error: pipeline"),
         (["schedule", "gscore", "--hardware", "neurex"], "error: accelerator 'neurex' has no"),
         (["hardware", "missing.json"], "error: "),
         (["query", "matrix", "--store", "nowhere"], "error: nowhere: not a nerframe result store"),

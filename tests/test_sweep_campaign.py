@@ -73,10 +73,10 @@ def test_bitwidth_axis_sets_every_op() -> None:
 
 
 def test_workload_model_of_built_in_pipelines() -> None:
-    spec = workload_graph("gscore", {"rays": 1024}, model="spec")
-    assert spec.ops.equals(nerframe.pipeline("gscore", rays=1024, model="spec").ops)
-    realistic = workload_graph("gscore", {"rays": 1024})
-    assert realistic.ops.equals(nerframe.pipeline("gscore", rays=1024).ops)
+    spec = workload_graph("gscore", {"gaussians": 10**6}, model="spec")
+    assert spec.ops.equals(nerframe.pipeline("gscore", gaussians=10**6, model="spec").ops)
+    realistic = workload_graph("gscore", {"gaussians": 10**6})
+    assert realistic.ops.equals(nerframe.pipeline("gscore", gaussians=10**6).ops)
     assert not realistic.ops.equals(spec.ops)
 
 
