@@ -17,14 +17,18 @@ rate:
 - **gather** (``__getitem__``, ``index_select``… with an integer index tensor):
   ``max(lookups / G(table bytes), bytes / W)``, ``G`` interpolated in log-log by the
   table's bytes (a table that fits the L2 cache is read faster); a scatter-add (a
-  gather's backward: ``index_put``, ``index_add``…, `SCATTERS`; its table is its
-  output) at the scatter rate a CUDA probe measured, interpolated the same way, else
-  as torch runs it: a radix sort of its lookups by row (``keys × passes / 4 × 16 / 12 /
-  S``, a pass per 8 bits of the table's largest row) and the adds at the gather rate;
-  and at least ``max_row_lookups × t_serial`` when the trace recorded the most lookups
-  adding into one row (``max_row_lookups``) and a CUDA probe measured the time one more
-  lookup of a row adds (``t_serial``): torch's kernel adds a row's lookups in one
-  thread, one after another;
+  gather's backward: ``index_put``, ``embedding_dense_backward``…, `SCATTERS`; its
+  table is its output) at the scatter rate a CUDA probe measured, interpolated the
+  same way, else as torch runs it: a radix sort of its lookups by row (``keys × passes
+  / 4 × 16 / 12 / S``, a pass per 8 bits of the table's largest row) and the adds at
+  the gather rate; and at least ``max_row_lookups × t_serial`` when the trace recorded
+  the most lookups adding into one row (``max_row_lookups``) and a CUDA probe measured
+  the time one more lookup of a row adds (``t_serial``): torch's kernel adds a row's
+  lookups in one thread, one after another (an embedding's backward sums them in
+  partials of `EMBEDDING_PARTIAL_ROWS` first); an atomic scatter-add (``index_add``,
+  ``scatter_add``, `ATOMICS`: no sort) at the atomic rate a CUDA probe measured, else
+  at the gather rate, and at least ``max_row_lookups × t_atomic`` (same-address
+  atomics resolve one after another) where a probe measured ``t_atomic``;
 - **sort** (``sort``, ``argsort``, ``topk``, ``unique``): ``keys / S``;
 - **scan** (``cumsum``, ``cumprod``…): bytes at the scan bandwidth ``W_scan`` (a
   cumulative product along a short last dimension is far below DRAM bandwidth),
@@ -86,21 +90,24 @@ from nerframe.trace.host import (
 )
 from nerframe.trace.tracefile import Kernel, Trace
 
-SCATTERS = frozenset(
-    {
-        "index_put",
-        "index_put_",
-        "_index_put_impl_",
-        "index_add",
-        "index_add_",
-        "scatter_add",
-        "scatter_add_",
-        "embedding_dense_backward",
-    }
-)
+SCATTERS = frozenset({"index_put", "index_put_", "_index_put_impl_", "embedding_dense_backward"})
 """Kernels that add rows into a table at indices (a gather's backward): torch sorts the
 lookups by row (`SCATTER_SORT`), then adds the rows at the gather rate of a table of the
 output's size (an assumption: adding to a random row costs as much as reading it)."""
+
+ATOMICS = frozenset({"index_add", "index_add_", "scatter_add", "scatter_add_"})
+"""Scatter-adds torch runs with atomic adds and no sort (aten/src/ATen/native/cuda/
+Indexing.cu ``index_add_cuda_impl``: ``indexFuncLargeIndex`` with an atomic add, or,
+with CUDA 12.8 or later, ``scatter_add_``'s atomic kernel; deterministic mode takes
+``index_put_``'s sorted path instead, which the trace does not record). Without a
+probe's atomic rate, an atomic add of a random row costs what reading it does: the
+gather rate (assumption: both are one L2 access per row; plausible range 0.5-2x)."""
+
+EMBEDDING_PARTIAL_ROWS = 10
+"""Lookups of one row an embedding's backward sums in parallel before one thread adds
+the partial sums of the row one after another (``NROWS_PER_THREAD``, pytorch
+aten/src/ATen/native/cuda/EmbeddingBackwardKernel.cu): its serial run is
+``ceil(max_row_lookups / 10)`` adds, each assumed to cost one lookup's ``t_serial``."""
 
 SCATTER_SORT = (8, 4, 16 / 12)
 """How a scatter-add's row sort compares with the sort class's rate ``S``: torch sorts
@@ -171,6 +178,12 @@ class GpuModel:
     serial_lookup_s: float = 0.0
     """Seconds one more lookup of the same row adds to a scatter-add (``t_serial``, the
     slope a CUDA probe measured, ``scatter_runs``); 0: not measured, no such term."""
+    atomic: tuple[tuple[float, float], ...] = ()
+    """Atomic scatter-adds (`ATOMICS`) as (table bytes, lookups/s), measured by a CUDA
+    probe; without them, at the gather rate."""
+    serial_atomic_s: float = 0.0
+    """Seconds one more lookup of the same row adds to an atomic scatter-add
+    (``t_atomic``, ``atomic_runs``); 0: not measured, no such term."""
     tf32: bool = False
     source: str = ""
 
@@ -247,11 +260,22 @@ class GpuModel:
             tables = [_nbytes(s, d) for s, d in pairs if not d.startswith(("int", "uint", "bool"))]
             if lookups and max(lookups) > 1 and tables:
                 return max(max(lookups) / self.gather_rate(max(tables)), memory), "gather"
+        if kernel.name in ATOMICS and out:
+            pairs = list(zip(kernel.inputs, kernel.input_dtypes, strict=True))
+            lookups = [math.prod(s) for s, d in pairs if d.startswith(("int", "uint"))]
+            table = _nbytes(out, kernel.output_dtypes[0] if kernel.output_dtypes else "float32")
+            if lookups:
+                rate = _loglog(self.atomic, table) if self.atomic else self.gather_rate(table)
+                serial = kernel.max_row_lookups * self.serial_atomic_s
+                return max(max(lookups) / rate, serial, memory), "gather"
         if kernel.name in SCATTERS and out:
             pairs = list(zip(kernel.inputs, kernel.input_dtypes, strict=True))
             lookups = [math.prod(s) for s, d in pairs if d.startswith(("int", "uint"))]
             table = _nbytes(out, kernel.output_dtypes[0] if kernel.output_dtypes else "float32")
-            serial = kernel.max_row_lookups * self.serial_lookup_s
+            run = kernel.max_row_lookups
+            if kernel.name == "embedding_dense_backward":
+                run = -(-run // EMBEDDING_PARTIAL_ROWS)
+            serial = run * self.serial_lookup_s
             if lookups and self.scatter:
                 rate = _loglog(self.scatter, table)
                 return max(max(lookups) / rate, serial, memory), "gather"
@@ -346,13 +370,13 @@ def _best_median(
 def fit(micro: Mapping[str, Any]) -> dict[str, Any]:
     """The kernel figures of one GPU from its micro-benchmarks (``micro.json``'s layout,
     which ``nerframe probe --device cuda`` writes): the fixed costs as measured; each
-    bandwidth, gather and scatter rate at the largest size measured, net of the fixed cost
-    (``bytes / (seconds - (alone_s - back_to_back_s))``, the median over the element-wise
-    ops); each GEMM dtype's (P, k0, n0, m0) by grid search for the least median
+    bandwidth, gather, scatter and atomic rate at the largest size measured, net of the
+    fixed cost (``bytes / (seconds - (alone_s - back_to_back_s))``, the median over the
+    element-wise ops); each GEMM dtype's (P, k0, n0, m0) by grid search for the least median
     |log10(measured / predicted)|; the sort rate when measured (the slope between its
     two largest sizes: a sort's own fixed cost is several launches); the time one more
     lookup of a row adds to a scatter-add when measured (the slope between its two
-    longest runs, ``scatter_runs``).
+    longest runs, ``scatter_runs``; an atomic one's from ``atomic_runs``).
 
     >>> micro = {"launch": {"single_add_1elem_event_s": 2e-5, "back_to_back_add_1elem_s": 1e-5},
     ...          "elementwise": [{"op": "add", "elements": 1, "bytes": 4e9, "seconds": 1.01e-3}],
@@ -394,7 +418,7 @@ def fit(micro: Mapping[str, Any]) -> dict[str, Any]:
         rows = [r for r in elementwise if r["op"] == op]
         if rows:
             figures[key] = _figure(rate(rows, "bytes") / 1e9)
-    for section in ("gather", "scatter"):
+    for section in ("gather", "scatter", "atomic"):
         measured = list(micro.get(section, []))
         if measured:
             points = []
@@ -405,13 +429,14 @@ def fit(micro: Mapping[str, Any]) -> dict[str, Any]:
                 lookups = top["lookups"] / _net(top["seconds"], overhead)
                 points.append([table * width, _figure(lookups)])
             figures[section] = points
-    runs = sorted(micro.get("scatter_runs", []), key=lambda r: r["row_lookups"])
-    if len(runs) > 1 and runs[-1]["seconds"] > runs[-2]["seconds"]:
-        # the same lookups into fewer rows: what a run's length adds, the slope between
-        # the two longest runs (where the serial adds outlast the rest of the kernel)
-        below, top = runs[-2], runs[-1]
-        slope = (top["seconds"] - below["seconds"]) / (top["row_lookups"] - below["row_lookups"])
-        figures["serial_lookup_s"] = _figure(slope)
+    for key, section in (("serial_lookup_s", "scatter_runs"), ("serial_atomic_s", "atomic_runs")):
+        runs = sorted(micro.get(section, []), key=lambda r: r["row_lookups"])
+        if len(runs) > 1 and runs[-1]["seconds"] > runs[-2]["seconds"]:
+            # the same lookups into fewer rows: what a run's length adds, the slope
+            # between the two longest runs (where the serial adds outlast the rest)
+            below, top = runs[-2], runs[-1]
+            rise = top["seconds"] - below["seconds"]
+            figures[key] = _figure(rise / (top["row_lookups"] - below["row_lookups"]))
     sorts = sorted(micro.get("sort", []), key=lambda r: r["keys"])
     if len(sorts) > 1 and sorts[-1]["seconds"] > sorts[-2]["seconds"]:
         # torch.sort launches several kernels (indices, histogram, a kernel per pass),
@@ -503,6 +528,8 @@ def from_figures(name: str, figures: Mapping[str, Any], *, tf32: bool = False) -
             cat_last_bandwidth=float(figures.get("cat_last_gbps", figures["bandwidth_gbps"])) * 1e9,
             scatter=tuple((float(a), float(b)) for a, b in figures.get("scatter", ())),
             serial_lookup_s=float(figures.get("serial_lookup_s", 0.0)),
+            atomic=tuple((float(a), float(b)) for a, b in figures.get("atomic", ())),
+            serial_atomic_s=float(figures.get("serial_atomic_s", 0.0)),
             tf32=tf32,
             source=str(figures.get("source", "")),
         )
@@ -589,7 +616,8 @@ def scaled(name: str) -> dict[str, Any]:
       (a table that fits the L2 is read at the in-cache rate);
     - the time one more lookup of a row adds to a scatter-add (``serial_lookup_s``, where
       measured): the H200's, a chain of dependent cache reads in one thread
-      (assumption: 0.5-2x across these GPUs' clocks and caches).
+      (assumption: 0.5-2x across these GPUs' clocks and caches); the same for an atomic
+      scatter-add's same-row atomics (``serial_atomic_s``).
 
     >>> s = scaled("a100"); round(s["bandwidth_gbps"] / scaled("h200")["bandwidth_gbps"], 4)
     0.4031
@@ -617,7 +645,7 @@ def _scale(name: str, target: Mapping[str, float] | None) -> dict[str, Any]:
     if "sort_keys_per_s" in figures:
         figures["sort_keys_per_s"] *= memory
     cache_ratio = target["l2_bytes"] / ref["l2_bytes"]
-    for section in ("gather", "scatter"):
+    for section in ("gather", "scatter", "atomic"):
         if section in figures:
             figures[section] = [[t * cache_ratio, r * memory] for t, r in figures[section]]
     for key, fit_ in figures["gemm"].items():

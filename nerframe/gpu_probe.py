@@ -25,7 +25,10 @@ with CUDA events (the median of `REPEATS` after `WARMUP` untimed calls):
   runs; the shortest, 8, fills the table): torch adds one row's lookups in one
   thread, one after another, so the time grows with the run once the runs outlast
   the rest of the kernel (the slope is the time one more lookup of a row adds; a hash
-  grid's coarse levels run thousands).
+  grid's coarse levels run thousands);
+- ``atomic`` and ``atomic_runs``: the same two with ``table.index_add_(0, idx,
+  values)``, which torch runs with atomic adds and no sort (same-row atomics resolve
+  one after another: the slope of the runs is what one more adds).
 
 The file has the layout of the H200 reference measurements
 (``../shared/data/gpu/h200/micro.json``) plus ``"format": "nerframe-probe"``,
@@ -118,7 +121,9 @@ def probe_cuda() -> dict[str, Any]:
         record["gather"] = _gather(torch, timed, "cuda")
         record["sort"] = _sort(torch, timed, "cuda")
         record["scatter"] = _scatter(torch, timed, "cuda")
-        record["scatter_runs"] = _scatter_runs(torch, timed, "cuda")
+        record["scatter_runs"] = _scatter_runs(torch, timed, "cuda", _put)
+        record["atomic"] = _atomic(torch, timed, "cuda")
+        record["atomic_runs"] = _scatter_runs(torch, timed, "cuda", _index_add)
     return record
 
 
@@ -260,21 +265,42 @@ def _sort(
     return rows
 
 
+def _put(table: Any, idx: Any, values: Any) -> Callable[[], object]:
+    """A scatter-add torch sorts first (``index_put_`` accumulating)."""
+    return partial(table.index_put_, (idx,), values, accumulate=True)
+
+
+def _index_add(table: Any, idx: Any, values: Any) -> Callable[[], object]:
+    """A scatter-add torch runs with atomic adds (``index_add_``)."""
+    return partial(table.index_add_, 0, idx, values)
+
+
 def _scatter(
     torch: Any, timed: Callable[[Callable[[], object]], float], dev: str
 ) -> list[dict[str, Any]]:
     def add(table: Any, idx: Any) -> Callable[[], object]:
-        values = torch.rand(idx.shape[0], 2, device=dev)
-        return partial(table.index_put_, (idx,), values, accumulate=True)
+        return _put(table, idx, torch.rand(idx.shape[0], 2, device=dev))
+
+    return _indexed(torch, timed, dev, SCATTERS, add)
+
+
+def _atomic(
+    torch: Any, timed: Callable[[Callable[[], object]], float], dev: str
+) -> list[dict[str, Any]]:
+    def add(table: Any, idx: Any) -> Callable[[], object]:
+        return _index_add(table, idx, torch.rand(idx.shape[0], 2, device=dev))
 
     return _indexed(torch, timed, dev, SCATTERS, add)
 
 
 def _scatter_runs(
-    torch: Any, timed: Callable[[Callable[[], object]], float], dev: str
+    torch: Any,
+    timed: Callable[[Callable[[], object]], float],
+    dev: str,
+    add: Callable[[Any, Any, Any], Callable[[], object]],
 ) -> list[dict[str, Any]]:
-    """`RUN_LOOKUPS` lookups added into ``RUN_LOOKUPS / row_lookups`` rows spread over the
-    table, each row `row_lookups` times, for each of `RUNS`."""
+    """`RUN_LOOKUPS` lookups added by `add` into ``RUN_LOOKUPS / row_lookups`` rows
+    spread over the table, each row `row_lookups` times, for each of `RUNS`."""
     rows = []
     values = torch.rand(RUN_LOOKUPS, 2, device=dev)
     for row_lookups in RUNS:
@@ -282,7 +308,7 @@ def _scatter_runs(
         spread = max(RUN_TABLE // touched, 1)
         idx = (torch.arange(RUN_LOOKUPS, device=dev) % touched) * spread % RUN_TABLE
         table = torch.zeros(RUN_TABLE, 2, device=dev)
-        seconds = timed(partial(table.index_put_, (idx,), values, accumulate=True))
+        seconds = timed(add(table, idx, values))
         rows.append(
             {
                 "table_rows": RUN_TABLE,

@@ -397,6 +397,7 @@ def test_cuda_probe_benchmarks_run_and_fit_on_the_cpu(monkeypatch) -> None:
         "gather": gpu_probe._gather(torch, timed, "cpu"),
         "sort": gpu_probe._sort(torch, timed, "cpu"),
         "scatter": gpu_probe._scatter(torch, timed, "cpu"),
+        "atomic": gpu_probe._atomic(torch, timed, "cpu"),
     }
     ops = {r["op"] for r in record["elementwise"]}
     assert {"add", "cumprod_last64", "sum_last64", "cat_two", "cat_last_narrow"} <= ops
@@ -413,6 +414,11 @@ def test_cuda_probe_benchmarks_run_and_fit_on_the_cpu(monkeypatch) -> None:
     assert scatter[0] == 2**10 * 8
     assert scatter[1] == pytest.approx(2**10 / (top["seconds"] - 1e-5), rel=1e-3)
     assert model.scatter == ((scatter[0], scatter[1]),)
+    (atomic,) = figures["atomic"]
+    top = record["atomic"][-1]
+    assert atomic[0] == 2**10 * 8
+    assert atomic[1] == pytest.approx(2**10 / (top["seconds"] - 1e-5), rel=1e-3)
+    assert model.atomic == ((atomic[0], atomic[1]),)
 
 
 def test_a_scatter_add_runs_at_the_probed_rate_where_measured() -> None:
@@ -440,11 +446,18 @@ def test_a_scatter_add_runs_at_the_probed_rate_where_measured() -> None:
     assert probed.work_seconds(kernel) == (pytest.approx(lookups / rate), "gather")
 
 
-def test_the_probe_measures_what_a_row_s_repeated_lookups_add(monkeypatch) -> None:
-    # scatter_runs on the CPU with a fake clock (one tick of 1 ms per timing, so the
-    # time grows by 1 ms from one run length to the next): every row the index touches
-    # takes exactly the row's repeats (counted from the call's own index), and the fit's
-    # slope is the last tick over the two longest runs' difference
+@pytest.mark.parametrize(
+    ("kind", "section", "figure"),
+    [("put", "scatter_runs", "serial_lookup_s"), ("index_add", "atomic_runs", "serial_atomic_s")],
+)
+def test_the_probe_measures_what_a_row_s_repeated_lookups_add(
+    monkeypatch, kind: str, section: str, figure: str
+) -> None:
+    # the runs on the CPU with a fake clock (one tick of 1 ms per timing, so the time
+    # grows by 1 ms from one run length to the next): every row the index touches
+    # takes exactly the row's repeats (counted from the call's own index, which the
+    # call really added into the table), and the fit's slope is the last tick over the
+    # two longest runs' difference
     torch = pytest.importorskip("torch", reason="optional: needs torch (nerframe[trace])")
 
     from nerframe import gpu_probe
@@ -455,19 +468,69 @@ def test_the_probe_measures_what_a_row_s_repeated_lookups_add(monkeypatch) -> No
     seen: list[tuple[int, int]] = []
 
     def ticks(work) -> float:
-        work()
-        (idx,) = work.args[0]
-        counts = torch.bincount(idx)
+        table = work()
+        counts = torch.bincount(work.args[0][0] if kind == "put" else work.args[1])
         seen.append((int(counts.max()), int(counts[counts > 0].min())))
+        added = work.args[-1] if kind == "put" else work.args[2]
+        assert float(table.sum()) == pytest.approx(float(added.sum()), rel=1e-4)
         return 1e-3 * len(seen)
 
-    runs = gpu_probe._scatter_runs(torch, ticks, "cpu")
+    add = gpu_probe._put if kind == "put" else gpu_probe._index_add
+    runs = gpu_probe._scatter_runs(torch, ticks, "cpu", add)
     assert [r["row_lookups"] for r in runs] == [4, 16, 256]
     assert seen == [(4, 4), (16, 16), (256, 256)]
     launch = {"single_add_1elem_event_s": 2e-5, "back_to_back_add_1elem_s": 1e-5}
     element = {"op": "add", "elements": 1, "bytes": 4e9, "seconds": 1e-3}
-    figures = gpu.fit({"launch": launch, "elementwise": [element], "scatter_runs": runs})
-    assert figures["serial_lookup_s"] == pytest.approx(1e-3 / (256 - 16), rel=1e-3)
+    figures = gpu.fit({"launch": launch, "elementwise": [element], section: runs})
+    assert figures[figure] == pytest.approx(1e-3 / (256 - 16), rel=1e-3)
+    assert set(figures) & {"serial_lookup_s", "serial_atomic_s"} == {figure}
+
+
+def test_an_atomic_scatter_add_is_charged_no_sort() -> None:
+    # nerfacc's accumulate_along_rays: index_add_ of 2^20 samples' RGB into 2^14 rays,
+    # which torch runs with atomic adds (no sort): at the gather rate of the 196 KB
+    # table without a probe, at the probe's atomic rate with one, and at least the
+    # longest run's same-row atomics where a probe measured what one more adds
+    rays, samples = 2**14, 2**20
+    shapes = ([[rays, 3], [samples], [samples, 3]], ["float32", "int64", "float32"])
+    kernel = Kernel("index_add_", *shapes, [[rays, 3]], ["float32"], "fresh", 64)
+    h200 = gpu.gpu_model("h200")
+    table = rays * 3 * 4
+    moved = (rays * 3 + samples * 3) * 4 + samples * 8 + rays * 3 * 4
+    expected = max(samples / h200.gather_rate(table), moved / h200.bandwidth)
+    assert h200.work_seconds(kernel) == (pytest.approx(expected), "gather")
+    sorted_put = Kernel("index_put_", *shapes, [[rays, 3]], ["float32"], "fresh", 64)
+    assert h200.work_seconds(sorted_put)[0] > h200.work_seconds(kernel)[0]
+    probed = gpu.from_figures(
+        "probed", {**gpu.scaled("h200"), "atomic": [[2**10, 8e9], [2**20, 2e9]]}
+    )
+    rate = 8e9 * (2e9 / 8e9) ** (math.log(table / 2**10) / math.log(2**20 / 2**10))
+    assert probed.work_seconds(kernel)[0] == pytest.approx(
+        max(samples / rate, moved / h200.bandwidth)
+    )
+    serial = gpu.from_figures("serial", {**gpu.scaled("h200"), "serial_atomic_s": 1e-4})
+    assert serial.work_seconds(kernel)[0] == pytest.approx(64 * 1e-4)
+    # the sort-based serial time is not the atomic one
+    assert gpu.from_figures("serial", {**gpu.scaled("h200"), "serial_lookup_s": 1e-4}).work_seconds(
+        kernel
+    ) == h200.work_seconds(kernel)
+
+
+def test_an_embedding_backward_adds_a_row_s_partial_sums_serially() -> None:
+    # torch sums an embedding row's lookups in partials of 10 in parallel, then one
+    # thread adds a row's partials: a run of 6,079 lookups is 608 serial adds
+    rows, lookups = 2**19, 2**21
+    kernel = Kernel(
+        "embedding_dense_backward",
+        [[lookups, 2], [lookups]],
+        ["float32", "int64"],
+        [[rows, 2]],
+        ["float32"],
+        "fresh",
+        6079,
+    )
+    probed = gpu.from_figures("probed", {**gpu.scaled("h200"), "serial_lookup_s": 1e-6})
+    assert probed.work_seconds(kernel) == (pytest.approx(608 * 1e-6), "gather")
 
 
 def test_a_scatter_add_takes_as_long_as_its_longest_run_where_measured() -> None:

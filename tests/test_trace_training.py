@@ -123,6 +123,12 @@ def test_each_scatter_add_counts_lookups_into_its_destination_rows() -> None:
     assert max_row_lookups("_index_put_impl_", (table, columns, None, True, True), {}) == 3
     assert max_row_lookups("index_put", (table, [np.array([-1, 15])], None, True), {}) == 2
     assert max_row_lookups("index_add_", (table, 1, np.array([0, 2, 2, 2]), None), {}) == 3
+    # a scatter_add indexes each element: along dim 1, (row 0, column 1) takes three;
+    # along dim 0, column j's two elements go to rows index[:, j]: both to row 1 at j = 1
+    index = np.array([[1, 1, 0, 1], [0, 1, 2, 3]])
+    assert max_row_lookups("scatter_add_", (table[:, :, 0], 1, index, None), {}) == 3
+    assert max_row_lookups("scatter_add", (table[:, :, 0], 0, index, None), {}) == 2
+    assert max_row_lookups("scatter_add", (table[:, :, 0], 0, index[:, 2:], None), {}) == 1
     embedding = (None, np.array([0, 0, 0, 2, 2]), 5, 0, False)  # padding_idx 0
     assert max_row_lookups("embedding_dense_backward", embedding, {}) == 2
     mask = [np.ones(16, bool)]

@@ -43,8 +43,9 @@ class KernelRecord(msgspec.Struct, forbid_unknown_fields=True, kw_only=True, gc=
     """Where its first output lives: newly allocated memory, memory that existed before
     (``out=``, in place), or an input's storage (a view: no data moved)."""
     max_row_lookups: Size = 0
-    """Of a scatter-add (``index_put`` with accumulate, ``index_add``…): the most lookups
-    that add into one destination row, counted at capture (0: not recorded)."""
+    """Of a scatter-add (``index_put`` with accumulate, ``index_add``, ``scatter_add``…):
+    the most lookups that add into one destination row, counted at capture (0: not
+    recorded)."""
 
 
 class CallRecord(msgspec.Struct, forbid_unknown_fields=True, kw_only=True, gc=False):

@@ -288,6 +288,7 @@ class Recorder:
 
 _PUTS = frozenset({"index_put", "index_put_", "_index_put_impl_"})
 _INDEX_ADDS = frozenset({"index_add", "index_add_"})
+_SCATTER_ADDS = frozenset({"scatter_add", "scatter_add_"})
 
 
 def max_row_lookups(name: str, args: Any, kwargs: Any) -> int:
@@ -296,11 +297,13 @@ def max_row_lookups(name: str, args: Any, kwargs: Any) -> int:
 
     Counted from the index values of an ``index_put`` with ``accumulate`` (the
     backward of a gather ``table[idx]``: integer indices, broadcast together, name one
-    row of the indexed dimensions), an ``index_add`` (a 1-D index along ``dim``) or an
+    row of the indexed dimensions), an ``index_add`` (a 1-D index along ``dim``), a
+    ``scatter_add`` (an index per element: its "row" is one destination element) or an
     ``embedding_dense_backward`` (its ``padding_idx`` row is skipped, as torch skips
     it). On a GPU torch sorts the lookups by row and one thread adds a row's lookups
     one after another (pytorch aten/src/ATen/native/cuda/Indexing.cu,
-    ``index_put_with_sort_kernel``), so the longest run bounds the kernel's time. A
+    ``index_put_with_sort_kernel``), and an ``index_add``'s atomic adds to one row
+    resolve one after another, so the longest run bounds the kernel's time. A
     boolean mask selects each row at most once and is not counted here. Tensors are
     read as arrays (on the host).
 
@@ -310,6 +313,9 @@ def max_row_lookups(name: str, args: Any, kwargs: Any) -> int:
     3
     >>> max_row_lookups("index_put", (table, [idx], np.ones((2, 2, 2))), {})  # no accumulate
     0
+    >>> index = np.array([[0, 0, 1], [1, 1, 1]])  # row 0 adds twice into column 0
+    >>> max_row_lookups("scatter_add", (np.zeros((2, 4)), 1, index, np.ones((2, 3))), {})
+    3
     """
     try:
         if name in _PUTS:
@@ -317,6 +323,8 @@ def max_row_lookups(name: str, args: Any, kwargs: Any) -> int:
             rows = _put_rows(args[0].shape, args[1]) if accumulate else None
         elif name in _INDEX_ADDS:
             rows = _array(args[2]).reshape(-1) % args[0].shape[args[1]]
+        elif name in _SCATTER_ADDS:
+            rows = _scatter_rows(args[0].shape, args[1], args[2])
         elif name == "embedding_dense_backward":
             rows = _array(args[1]).reshape(-1)
             rows = rows[rows != args[3]] if len(args) > 3 and args[3] >= 0 else rows
@@ -344,6 +352,18 @@ def _put_rows(shape: Any, indices: Any) -> np.ndarray | None:
     for (d, _), b in zip(index, broadcast, strict=True):
         rows = rows * shape[d] + b % shape[d]
     return rows.reshape(-1)
+
+
+def _scatter_rows(shape: Any, dim: int, index: Any) -> np.ndarray:
+    """Each index element's destination of a ``scatter_add`` into a tensor of `shape`
+    along `dim`: its own coordinates with the one along `dim` replaced by its value,
+    linearised (elements that differ only along `dim` share every other coordinate)."""
+    along = np.moveaxis(_array(index).astype(np.int64), dim, -1)
+    groups = along.reshape(-1, along.shape[-1])
+    size = int(shape[dim])
+    first = np.arange(groups.shape[0], dtype=np.int64)[:, None] * size
+    rows: np.ndarray = (first + groups % size).reshape(-1)
+    return rows
 
 
 def _array(tensor: Any) -> np.ndarray:
