@@ -260,36 +260,10 @@ class GpuModel:
             tables = [_nbytes(s, d) for s, d in pairs if not d.startswith(("int", "uint", "bool"))]
             if lookups and max(lookups) > 1 and tables:
                 return max(max(lookups) / self.gather_rate(max(tables)), memory), "gather"
-        if kernel.name in ATOMICS and out:
-            pairs = list(zip(kernel.inputs, kernel.input_dtypes, strict=True))
-            lookups = [math.prod(s) for s, d in pairs if d.startswith(("int", "uint"))]
-            table = _nbytes(out, kernel.output_dtypes[0] if kernel.output_dtypes else "float32")
-            if lookups:
-                rate = _loglog(self.atomic, table) if self.atomic else self.gather_rate(table)
-                serial = kernel.max_row_lookups * self.serial_atomic_s
-                return max(max(lookups) / rate, serial, memory), "gather"
-        if kernel.name in SCATTERS and out:
-            pairs = list(zip(kernel.inputs, kernel.input_dtypes, strict=True))
-            lookups = [math.prod(s) for s, d in pairs if d.startswith(("int", "uint"))]
-            table = _nbytes(out, kernel.output_dtypes[0] if kernel.output_dtypes else "float32")
-            run = kernel.max_row_lookups
-            if kernel.name == "embedding_dense_backward":
-                run = -(-run // EMBEDDING_PARTIAL_ROWS)
-            serial = run * self.serial_lookup_s
-            if lookups and self.scatter:
-                rate = _loglog(self.scatter, table)
-                return max(max(lookups) / rate, serial, memory), "gather"
-            if lookups:
-                # torch adds into rows at repeated indices by sorting the lookups by row
-                # first (SCATTER_SORT), then adds them at the gather rate
-                keys = max(lookups)
-                values = [math.prod(s) for s, d in pairs if not d.startswith(("int", "uint"))]
-                row = max(values[-1] // keys, 1) if values else 1  # the elements a lookup adds
-                rows = max(math.prod(out) // row, 2)
-                bits, passes, pair = SCATTER_SORT
-                sort = keys * math.ceil((rows - 1).bit_length() / bits) / passes * pair
-                seconds = sort / self.sort_rate + keys / self.gather_rate(table)
-                return max(seconds, serial, memory), "gather"
+        if (kernel.name in ATOMICS or kernel.name in SCATTERS) and out:
+            scatter = self._scatter_seconds(kernel, out)
+            if scatter is not None:
+                return max(scatter, memory), "gather"
         largest = max((math.prod(s) for s in kernel.inputs), default=0)
         if kernel.name in SORTS:
             return max(largest / self.sort_rate, memory), "sort"
@@ -304,6 +278,33 @@ class GpuModel:
         if kernel.name == "cat" and _along_last(kernel.inputs, out):
             return moved / self.cat_last_bandwidth, "elementwise"
         return memory, "elementwise"
+
+    def _scatter_seconds(self, kernel: Kernel, out: Sequence[int]) -> float | None:
+        """The lookups' time of a scatter-add (`ATOMICS`, `SCATTERS`) into `out`, at least
+        its longest row's serial adds (None: it has no integer index)."""
+        pairs = list(zip(kernel.inputs, kernel.input_dtypes, strict=True))
+        lookups = [math.prod(s) for s, d in pairs if d.startswith(("int", "uint"))]
+        if not lookups:
+            return None
+        keys = max(lookups)
+        table = _nbytes(out, kernel.output_dtypes[0] if kernel.output_dtypes else "float32")
+        if kernel.name in ATOMICS:
+            rate = _loglog(self.atomic, table) if self.atomic else self.gather_rate(table)
+            return max(keys / rate, kernel.max_row_lookups * self.serial_atomic_s)
+        run = kernel.max_row_lookups
+        if kernel.name == "embedding_dense_backward":
+            run = -(-run // EMBEDDING_PARTIAL_ROWS)
+        serial = run * self.serial_lookup_s
+        if self.scatter:
+            return max(keys / _loglog(self.scatter, table), serial)
+        # torch adds into rows at repeated indices by sorting the lookups by row first
+        # (SCATTER_SORT), then adds them at the gather rate
+        values = [math.prod(s) for s, d in pairs if not d.startswith(("int", "uint"))]
+        row = max(values[-1] // keys, 1) if values else 1  # the elements a lookup adds
+        rows = max(math.prod(out) // row, 2)
+        bits, passes, pair = SCATTER_SORT
+        sort = keys * math.ceil((rows - 1).bit_length() / bits) / passes * pair
+        return max(sort / self.sort_rate + keys / self.gather_rate(table), serial)
 
     def predict(self, kernels: Sequence[Kernel], modules: int = 1) -> Prediction:
         """The time of one timed region that ran `kernels` (the module docstring's sum);
