@@ -794,8 +794,16 @@ class OpKernels(NamedTuple):
     kind: OpClass
     source: str
     traffic: float = 1.0
-    """The bytes its kernels move over the op's own (the cost model's) bytes: more than 1
-    where the implementation writes and reads back intermediates."""
+    """The bytes its kernels move over the op's own (the cost model's) bytes through
+    DRAM (`dram`): more than 1 where the implementation writes and reads back
+    intermediates, less where it reads one copy for several of the op's uses."""
+    dram: Literal["all", "inputs", "outputs", "none"] = "all"
+    """Which of its own bytes pass through DRAM: all, only its inputs (and weights), only
+    its outputs, or none (a stage inside a fused kernel, whose intermediates stay in
+    registers and shared memory)."""
+    lanes: float = 1.0
+    """The share of a warp's lanes doing its work (SIMT utilisation): its FLOPs run at
+    the FP32 peak × ``lanes``."""
 
 
 OP_KERNELS: dict[str, OpKernels] = {
@@ -877,6 +885,50 @@ layer's GEMM at the GEMM fit of its shape and dtype; ``sort``: the sort's bytes 
 counts its passes) at the sort rate's bandwidth (keys/s × `SORT_BYTES_PER_KEY`)."""
 
 DEFAULT_OP = OpKernels(1, 0, "data", "one custom kernel (assumption)")
+
+IRSS_LANES = 0.189
+"""The share of the GPU's lanes GBU's IRSS kernel keeps busy: "only 18.9 % utilization of
+GPU threads/lanes on the real-world static scene dataset", its rows' workloads being
+imbalanced once non-contributing fragments are skipped (Ye et al., GBU, HPCA 2025,
+p.7, via ../shared/research/published_bodies.md, BGS-N). Measured on the Orin NX's
+static scenes; other GPUs and scenes take it as it is (assumption, plausible 0.1-0.5)."""
+
+IRSS_KERNELS: dict[str, OpKernels] = {
+    "RowGeneration": OpKernels(
+        3,
+        0,
+        "data",
+        "GBU's IRSS on a GPU is one CUDA kernel in place of renderCUDA (Ye et al., GBU, "
+        "HPCA 2025, p.7: 'IRSS deployed as a plain CUDA kernel'), after cudaMemset and "
+        "identifyTileRanges as TileBlend; the row generation reads each Gaussian of a "
+        "tile's list once for the tile's 16 rows (into shared memory, as renderCUDA "
+        "loads a tile's Gaussians), not once a row: 1/16 of its inputs from DRAM, its "
+        "rows stay on chip",
+        traffic=1 / 16,
+        dram="inputs",
+        lanes=IRSS_LANES,
+    ),
+    "RowProcessing": OpKernels(
+        0,
+        0,
+        "data",
+        "inside the IRSS kernel: a row's shading reads and writes registers only",
+        dram="none",
+        lanes=IRSS_LANES,
+    ),
+    "GaussianAlphaBlend": OpKernels(
+        0,
+        0,
+        "data",
+        "inside the IRSS kernel: blending along the row in registers, the pixels written",
+        dram="outputs",
+        lanes=IRSS_LANES,
+    ),
+}
+"""How a GPU runs the ops of GBU's intra-row sequential shading (IRSS) dataflow, in a
+graph that holds its row ops (``RowGeneration`` and ``RowProcessing``): the three
+stages of one kernel (GBU, HPCA 2025), which replace `OP_KERNELS`' entries there. The
+backward rows of a training graph are assumed fused the same way."""
 
 FUSED_MLP_WIDTH = 128
 """The widest half-precision MLP a GPU runs as tiny-cuda-nn's fully fused network
@@ -989,14 +1041,14 @@ def op_seconds(
     floor, sync = model.back_to_back_s, model.alone_s - model.back_to_back_s
     op_types = costs.get_column("op_type").cast(pl.String).to_list()
     flops = costs.get_column("flops").to_numpy()
-    own = costs.get_column("bytes_total").to_numpy()
-    moved = own + gathered
+    table = kernel_table(set(op_types))
+    moved = kernel_bytes(costs, on_sm) + gathered
     result = np.full(costs.height, np.nan)
     for i in np.flatnonzero(on_sm).tolist():
-        op = OP_KERNELS.get(op_types[i], DEFAULT_OP)
+        op = table.get(op_types[i], DEFAULT_OP)
         row = costs.row(i, named=True)
         runs = max(batches, 1) if row["scope"] == "batch" else 1
-        memory = (moved[i] + (op.traffic - 1.0) * own[i]) / model.bandwidth
+        memory = moved[i] / model.bandwidth
         if op.kind == "gemm":
             dtype = "float32" if row["bitwidth"] > 16 else _half(model)
             if dtype != "float32" and row["layer_width"] <= FUSED_MLP_WIDTH:
@@ -1027,8 +1079,49 @@ def op_seconds(
         if op.kind == "sort":
             work = float(moved[i]) / (model.sort_rate * SORT_BYTES_PER_KEY)
         else:
-            work = max(float(memory), float(flops[i]) / fp32)
+            work = max(float(memory), float(flops[i]) / (fp32 * op.lanes))
         result[i] = (op.syncs * sync + max(op.launches * floor, work * runs)) / runs
+    return result
+
+
+def kernel_table(op_types: set[str]) -> dict[str, OpKernels]:
+    """How a GPU runs the op types of one graph: `OP_KERNELS` (a type not there runs as
+    `DEFAULT_OP`), with `IRSS_KERNELS` first in a graph with IRSS's row ops.
+
+    >>> kernel_table({"RowGeneration", "RowProcessing"})["GaussianAlphaBlend"].dram
+    'outputs'
+    >>> kernel_table({"TileBlend"})["GaussianAlphaBlend"].dram
+    Traceback (most recent call last):
+    KeyError: 'GaussianAlphaBlend'
+    """
+    if {"RowGeneration", "RowProcessing"} <= op_types:
+        return {**OP_KERNELS, **IRSS_KERNELS}
+    return OP_KERNELS
+
+
+def kernel_bytes(costs: pl.DataFrame, on_sm: np.ndarray) -> np.ndarray:
+    """Each row's own bytes as the DRAM sees them (float64): on a GPU's SMs (`on_sm`),
+    the part its kernels move through DRAM (`OpKernels.dram`) × their ``traffic``;
+    elsewhere its bytes (``bytes_total``). Hash-table reads are counted apart.
+
+    >>> import nerframe
+    >>> c = nerframe.costs(nerframe.pipeline("gbu").ops)
+    >>> on_gpu = kernel_bytes(c, np.ones(c.height, bool))
+    >>> float(on_gpu[-2]), float(on_gpu[-1] / c["bytes_out"][-1])  # on chip; pixels out
+    (0.0, 1.0)
+    """
+    own = costs.get_column("bytes_total").to_numpy().astype(np.float64)
+    if not on_sm.any():
+        return own
+    out = costs.get_column("bytes_out").to_numpy().astype(np.float64)
+    parts = {"all": own, "inputs": own - out, "outputs": out, "none": np.zeros_like(own)}
+    types = np.asarray(costs.get_column("op_type").cast(pl.String).to_list())
+    table = kernel_table(set(types.tolist()))
+    result = own.copy()
+    for op_type in np.unique(types[on_sm]).tolist():
+        op = table.get(op_type, DEFAULT_OP)
+        rows = on_sm & (types == op_type)
+        result[rows] = op.traffic * parts[op.dram][rows]
     return result
 
 

@@ -239,10 +239,11 @@ def sector_requests(costs: pl.DataFrame, accel: Accelerator) -> np.ndarray:
     return result
 
 
-def l2_bytes(costs: pl.DataFrame, accel: Accelerator) -> np.ndarray:
+def l2_bytes(costs: pl.DataFrame, accel: Accelerator, own: np.ndarray | None = None) -> np.ndarray:
     """Bytes (float64) each row moves through a GPU's L2 cache: zero unless the
-    accelerator has an ``l2_bytes_per_cycle``; then the row's own bytes
-    (``bytes_total``) plus its hash-table sector requests (`sector_requests`). An
+    accelerator has an ``l2_bytes_per_cycle``; then the row's own bytes (`own`, as
+    its kernels move them, `nerframe.gpu.kernel_bytes`; default ``bytes_total``) plus
+    its hash-table sector requests (`sector_requests`). An
     NVIDIA GPU's L2 slices sit in front of its memory controllers (GA102
     whitepaper: 512 KB of L2 paired with each 32-bit controller), so every
     global-memory access, hit or miss, passes a slice, and the L2's read bandwidth
@@ -258,7 +259,8 @@ def l2_bytes(costs: pl.DataFrame, accel: Accelerator) -> np.ndarray:
     """
     if accel.l2_bytes_per_cycle == 0:
         return np.zeros(costs.height)
-    own = costs.get_column("bytes_total").to_numpy().astype(np.float64)
+    if own is None:
+        own = costs.get_column("bytes_total").to_numpy().astype(np.float64)
     total: np.ndarray = own + sector_requests(costs, accel)
     return total
 

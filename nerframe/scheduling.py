@@ -52,6 +52,7 @@ from nerframe.accelerator_model import DATAFLOWS, Accelerator, Module, leakage_w
 from nerframe.builtin_pipelines import pipeline
 from nerframe.costing import costs, frame_total
 from nerframe.errors import InvalidInputError, check_flag
+from nerframe.gpu import kernel_bytes, sm_modules
 from nerframe.graphs import Graph, dag_of, phases
 from nerframe.hardware import accelerator
 from nerframe.kernels.dag import Dag, dag
@@ -298,11 +299,13 @@ class Mapped:
             table = costs(graph.ops)
         module = map_operators(table.get_column("op_type"), table.get_column("backward"), accel)
         on_chip = np.array([m.on_chip for m in accel.modules], dtype=bool)[module]
-        moved = table.get_column("bytes_total").to_numpy() + gathered_bytes(table, accel)
-        dram_bytes = np.where(on_chip, 0.0, moved)
+        # a GPU's kernels may move more of an op's bytes than the op has, or fewer
+        # (a fused kernel keeps its stages' intermediates on chip)
+        own = kernel_bytes(table, sm_modules(accel)[module])
+        dram_bytes = np.where(on_chip, 0.0, own + gathered_bytes(table, accel))
         l2_cycles = np.zeros(table.height, np.int64)
         if accel.l2_bytes_per_cycle > 0:
-            through_l2 = np.where(on_chip, 0.0, l2_bytes(table, accel))
+            through_l2 = np.where(on_chip, 0.0, l2_bytes(table, accel, own))
             l2_cycles = np.ceil(through_l2 / accel.l2_bytes_per_cycle).astype(np.int64)
         phase = phases(graph)
         parts: list[_Part | None] = [None, None, None]

@@ -422,3 +422,44 @@ def test_a_small_scene_pays_the_gpu_s_fixed_costs() -> None:
     assert small == pytest.approx(floor, rel=1e-4)  # each op rounded up to a cycle
     assert frame_s(10) == pytest.approx(floor, rel=1e-4)
     assert small > 2 * full / 100
+
+
+def test_gbu_s_irss_runs_as_one_fused_kernel_on_a_gpu() -> None:
+    # GBU's IRSS on a GPU is one CUDA kernel (Ye et al., HPCA 2025, p.7): its row ops'
+    # intermediates stay on chip and its lanes are 18.9 % busy. On the H200 (FP32 peak
+    # 67.00004784 TFLOP/s as its file gives it, W 4,106 GB/s measured): the row
+    # generation reads each Gaussian once for a tile's 16 rows and launches three
+    # kernels (as 3DGS's blend), the row processing moves nothing through DRAM, the
+    # blend only writes its pixels
+    from nerframe.gpu import op_seconds
+
+    g = nerframe.pipeline("gbu")
+    c = nerframe.costs(g.ops)
+    rows = {t: i for i, t in enumerate(c["op_type"].cast(str).to_list())}
+    seconds = op_seconds(c, [0] * c.height, nerframe.accelerator("h200"), [0.0] * c.height)
+    busy = 67.00004784e12 * 0.189
+    generation = c.row(rows["RowGeneration"], named=True)
+    reads = generation["bytes_in"] + generation["bytes_w"]
+    expected = max(3 * H200_BACK_TO_BACK_S, generation["flops"] / busy, reads / 16 / H200_W)
+    assert seconds[rows["RowGeneration"]] == pytest.approx(expected)
+    processing = c.row(rows["RowProcessing"], named=True)
+    assert seconds[rows["RowProcessing"]] == pytest.approx(processing["flops"] / busy)
+    blend = c.row(rows["GaussianAlphaBlend"], named=True)
+    compute = blend["flops"] / busy
+    assert compute > blend["bytes_out"] / H200_W
+    assert seconds[rows["GaussianAlphaBlend"]] == pytest.approx(compute)
+    # the schedule's DRAM traffic is the kernel's: nothing for the row processing
+    dram = Mapped.of(g, nerframe.accelerator("h200")).dram_bytes
+    assert dram[rows["RowProcessing"]] == 0
+    assert dram[rows["GaussianAlphaBlend"]] == blend["bytes_out"]
+    assert dram[rows["RowGeneration"]] == pytest.approx(reads / 16)
+    # GBU itself runs the sort on the Orin NX's SMs, which move its bytes, and the row
+    # ops on its on-chip units; a blend outside IRSS moves all its bytes
+    on_gbu = Mapped.of(g, nerframe.accelerator("gbu")).dram_bytes
+    assert on_gbu[rows["RadixSort"]] == c["bytes_total"][rows["RadixSort"]]
+    assert on_gbu[rows["RowProcessing"]] == 0
+    alone = nerframe.pipeline("3dgs", model="spec")
+    spec = nerframe.costs(alone.ops)
+    blend_alone = spec["op_type"].cast(str).to_list().index("GaussianAlphaBlend")
+    spec_dram = Mapped.of(alone, nerframe.accelerator("h200")).dram_bytes
+    assert spec_dram[blend_alone] == spec["bytes_total"][blend_alone]
