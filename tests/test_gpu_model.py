@@ -238,8 +238,10 @@ def test_an_adam_step_on_the_h200_against_its_measured_step(micro: dict, model: 
     predicted = 1 / nerframe.schedule(step, "h200").summary["fps"].item()
     ratio = iteration["adam_s"] / predicted
     if model.startswith("hashgrid"):
+        # (the schedule's DRAM term moves the same 72 bytes at the file's DRAM share,
+        # which rounds W / 4,800 GB/s to four digits: within 1e-4)
         assert predicted == pytest.approx(
-            iteration["params"] * 72 / gpu.gpu_model("h200").bandwidth, rel=1e-6
+            iteration["params"] * 72 / gpu.gpu_model("h200").bandwidth, rel=1e-4
         )
         assert 1 / 1.3 <= ratio <= 1.3
     else:
