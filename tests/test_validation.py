@@ -534,11 +534,24 @@ def test_speedup_against_another_pipeline_on_the_same_gpu(table: pl.DataFrame) -
         "orin_nx",
         "3dgs",
     )
-    fps = {
-        name: nerframe.schedule(nerframe.pipeline(name), "orin_nx").summary["fps"].item()
-        for name in ("gbu", "3dgs")
+    # over the six static scenes GBU profiled, at its resolutions (GBU Table I, p.4:
+    # Mip-NeRF360's images_4, 779 x 519 indoors to 1245 x 825): the mean speed-up
+    frames = {
+        "bicycle": (1237, 822),
+        "bonsai": (779, 519),
+        "counter": (779, 519),
+        "kitchen": (779, 519),
+        "room": (779, 519),
+        "stump": (1245, 825),
     }
-    assert row["predicted"] == pytest.approx(fps["gbu"] / fps["3dgs"], rel=1e-12)
+
+    def fps(name: str, scene: str) -> float:
+        width, height = frames[scene]
+        graph = nerframe.pipeline(name, scene=scene, width=width, height=height)
+        return float(nerframe.schedule(graph, "orin_nx").summary["fps"].item())
+
+    speedups = [fps("gbu", scene) / fps("3dgs", scene) for scene in frames]
+    assert row["predicted"] == pytest.approx(sum(speedups) / len(speedups), rel=1e-12)
     assert row["value"] == 1.72 and row["tag"] == "validation"
 
 
