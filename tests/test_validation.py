@@ -545,14 +545,23 @@ def test_speedup_against_another_pipeline_on_the_same_gpu(table: pl.DataFrame) -
         "stump": (1245, 825),
     }
 
-    def fps(name: str, scene: str) -> float:
+    def frame(name: str, scene: str) -> dict[str, float]:
         width, height = frames[scene]
         graph = nerframe.pipeline(name, scene=scene, width=width, height=height)
-        return float(nerframe.schedule(graph, "orin_nx").summary["fps"].item())
+        summary: dict[str, float] = nerframe.schedule(graph, "orin_nx").summary.row(0, named=True)
+        return summary
 
-    speedups = [fps("gbu", scene) / fps("3dgs", scene) for scene in frames]
+    runs = {(name, scene): frame(name, scene) for name in ("gbu", "3dgs") for scene in frames}
+    speedups = [runs["gbu", s]["fps"] / runs["3dgs", s]["fps"] for s in frames]
     assert row["predicted"] == pytest.approx(sum(speedups) / len(speedups), rel=1e-12)
     assert row["value"] == 1.72 and row["tag"] == "validation"
+    # and its energy efficiency (GBU Table V): energy per frame, 3DGS's over IRSS's
+    energy = table.filter(id="gbu-irss-energy").row(0, named=True)
+    ratios = [
+        runs["3dgs", s]["energy_per_frame_j"] / runs["gbu", s]["energy_per_frame_j"] for s in frames
+    ]
+    assert energy["predicted"] == pytest.approx(sum(ratios) / len(ratios), rel=1e-12)
+    assert energy["value"] == 1.71 and energy["tag"] == "validation"
 
 
 def test_gscore_speedup_is_over_plain_3dgs_on_the_gpu(table: pl.DataFrame) -> None:
