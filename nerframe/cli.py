@@ -1076,8 +1076,12 @@ def _add_wide(p: argparse.ArgumentParser) -> None:
 INTERRUPT_GRACE_S = 0.6
 
 
-_CALLED_BACK = ("polars", "pyarrow", "duckdb")
-"""Libraries whose native code calls back into their own Python code."""
+_CALLED_BACK = ("polars", "pyarrow", "duckdb", "torch", "importlib")
+"""Libraries whose native code calls back into their own Python code, and the import
+machinery between such frames: torch's C++ imports its Python modules through pybind11
+while ``import torch`` runs, and an exception raised there aborts the process
+("terminate called after throwing an instance of 'pybind11::error_already_set'", seen
+in CI when a Ctrl-C landed in ``torch/distributed/autograd/__init__.py``)."""
 
 
 def _called_back(frame: FrameType) -> bool:

@@ -200,13 +200,18 @@ def test_an_interrupt_python_cannot_propagate_is_not_printed() -> None:
     assert seen == [KeyboardInterrupt, ValueError]
 
 
-def test_an_interrupt_in_a_library_callback_is_raised_in_the_caller() -> None:
-    # A Ctrl-C that lands in Python code a library's native code called back (seen in
-    # CI: polars' Rust building a dtype in Python panicked and printed its backtrace)
-    # is raised once control is back in the caller outside the library: the callback
-    # completes, the caller's next line does not run, tracing is as it was
+@pytest.mark.parametrize(
+    "module", ["polars.callback", "torch.distributed.autograd", "importlib._bootstrap"]
+)
+def test_an_interrupt_in_a_library_callback_is_raised_in_the_caller(module: str) -> None:
+    # A Ctrl-C that lands in Python code a library's native code called back is raised
+    # once control is back in the caller outside the library (seen in CI: polars' Rust
+    # building a dtype in Python panicked and printed its backtrace; torch's C++
+    # importing its Python modules during `import torch` aborted the process through
+    # pybind11, the import machinery's frames between them): the callback completes,
+    # the caller's next line does not run, tracing is as it was
     interrupts = cli._Interrupts()
-    library: dict[str, object] = {"__name__": "polars.callback"}
+    library: dict[str, object] = {"__name__": module}
     exec(
         "import sys\n"
         "def callback(handler, done):\n"
