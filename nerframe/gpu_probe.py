@@ -123,9 +123,9 @@ def probe_cuda() -> dict[str, Any]:
         record["gemm"] = _gemm(torch, timed, "cuda")
         record["gather"] = _gather(torch, timed, "cuda")
         record["sort"] = _sort(torch, timed, "cuda")
-        record["scatter"] = _scatter(torch, timed, "cuda")
+        record["scatter"] = _scatter(torch, timed, "cuda", _put)
         record["scatter_runs"] = _scatter_runs(torch, timed, "cuda", _put)
-        record["atomic"] = _atomic(torch, timed, "cuda")
+        record["atomic"] = _scatter(torch, timed, "cuda", _index_add)
         record["atomic_runs"] = _scatter_runs(torch, timed, "cuda", _index_add)
     return record
 
@@ -279,21 +279,17 @@ def _index_add(table: Any, idx: Any, values: Any) -> Callable[[], object]:
 
 
 def _scatter(
-    torch: Any, timed: Callable[[Callable[[], object]], float], dev: str
+    torch: Any,
+    timed: Callable[[Callable[[], object]], float],
+    dev: str,
+    add: Callable[[Any, Any, Any], Callable[[], object]],
 ) -> list[dict[str, Any]]:
-    def add(table: Any, idx: Any) -> Callable[[], object]:
-        return _put(table, idx, torch.rand(idx.shape[0], 2, device=dev))
+    """`SCATTERS` random lookups added by `add` (`_put`, `_index_add`) into each table."""
 
-    return _indexed(torch, timed, dev, SCATTERS, add)
+    def call(table: Any, idx: Any) -> Callable[[], object]:
+        return add(table, idx, torch.rand(idx.shape[0], 2, device=dev))
 
-
-def _atomic(
-    torch: Any, timed: Callable[[Callable[[], object]], float], dev: str
-) -> list[dict[str, Any]]:
-    def add(table: Any, idx: Any) -> Callable[[], object]:
-        return _index_add(table, idx, torch.rand(idx.shape[0], 2, device=dev))
-
-    return _indexed(torch, timed, dev, SCATTERS, add)
+    return _indexed(torch, timed, dev, SCATTERS, call)
 
 
 def _scatter_runs(

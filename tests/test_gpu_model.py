@@ -398,8 +398,8 @@ def test_cuda_probe_benchmarks_run_and_fit_on_the_cpu(monkeypatch) -> None:
         "gemm": [r for r in gpu_probe._gemm(torch, timed, "cpu") if r["dtype"] != "float16"],
         "gather": gpu_probe._gather(torch, timed, "cpu"),
         "sort": gpu_probe._sort(torch, timed, "cpu"),
-        "scatter": gpu_probe._scatter(torch, timed, "cpu"),
-        "atomic": gpu_probe._atomic(torch, timed, "cpu"),
+        "scatter": gpu_probe._scatter(torch, timed, "cpu", gpu_probe._put),
+        "atomic": gpu_probe._scatter(torch, timed, "cpu", gpu_probe._index_add),
     }
     ops = {r["op"] for r in record["elementwise"]}
     assert {"add", "cumprod_last64", "sum_last64", "cat_two", "cat_last_narrow"} <= ops
